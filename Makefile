@@ -1,0 +1,48 @@
+# RareIndex front door. `make help` lists the targets.
+# Only Python 3.11+ and make are needed: the virtualenv is created on first use.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.DEFAULT_GOAL := help
+.PHONY: help demo test lint typecheck unit integration services install clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+install: $(STAMP) ## Create .venv and install RareIndex with its dev tools
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
+	  { echo "error: RareIndex needs Python 3.11+ ($(PYTHON) is $$($(PYTHON) --version 2>&1)); run make PYTHON=python3.11"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+demo: $(STAMP) ## Set up, then run the demo end to end on embedded SQLite and print what it holds
+	$(BIN)/rareindex demo
+
+test: $(STAMP) services lint typecheck ## Set up, start PostgreSQL/Redis if down, lint, type-check, run every test
+	$(BIN)/python -m pytest
+
+services: $(STAMP) ## Start PostgreSQL and Redis on 127.0.0.1 when they are down (needs root)
+	$(BIN)/python scripts/services.py
+
+lint: $(STAMP) ## ruff lint and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP) ## mypy: strict on the SDK, checked elsewhere
+	$(BIN)/mypy packages/connectors/rareindex_connectors packages/rareindex/rareindex workers
+
+unit: $(STAMP) ## Only the tests that need no services
+	$(BIN)/python -m pytest tests/unit
+
+integration: $(STAMP) services ## Only the tests against real PostgreSQL and Redis
+	$(BIN)/python -m pytest tests/integration
+
+clean: ## Remove the virtualenv, the demo database and caches
+	rm -rf $(VENV) rareindex.db rareindex.db-* data .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,150 @@
+"""What a running connector gets from the SDK: :class:`CrawlContext`.
+
+The context hands a connector the router (``fetch``), its cursor, a progress callback, a bound
+logger and the run's options. A connector never stores state anywhere else: the crawler commits
+``ctx.cursor`` in the same transaction as the records yielded before ``set_cursor()`` was called,
+so a crash re-fetches, never skips.
+
+Example:
+    >>> import asyncio
+    >>> async def fetch(url, **kw):
+    ...     return FetchResult(url=url, status=200, content=b'{"ok": true}', engine="api")
+    >>> ctx = CrawlContext(connector_id="demo", fetch=fetch, cursor={"page": 3})
+    >>> asyncio.run(ctx.fetch("https://x.example/p.json")).json()
+    {'ok': True}
+    >>> ctx.set_cursor({"page": 4}); ctx.cursor
+    {'page': 4}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+import structlog
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
+
+from ._errors import ParseError, ParseReason
+from ._raw import EngineName
+
+__all__ = [
+    "CrawlContext",
+    "CrawlMode",
+    "CrawlOptions",
+    "FetchResult",
+    "Fetcher",
+    "Progress",
+    "ResponseKind",
+]
+
+CrawlMode = Literal["incremental", "backfill"]
+ResponseKind = Literal["json", "text", "binary"]
+Cursor = dict[str, JsonValue]
+
+
+class CrawlOptions(BaseModel):
+    """How this run should crawl: incremental (new since the cursor) or a backfill slice."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: CrawlMode = "incremental"
+    since: AwareDatetime | None = None
+    max_pages: int | None = Field(default=None, ge=1)
+    deadline: AwareDatetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """One response, whichever engine produced it."""
+
+    url: str
+    status: int
+    content: bytes
+    engine: EngineName
+    headers: Mapping[str, str] = field(default_factory=dict)
+    elapsed_ms: int = 0
+    not_modified: bool = False
+    credits: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """The body decoded as UTF-8, undecodable bytes replaced."""
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON.
+
+        Raises:
+            ParseError: ``invalid_json`` (or ``empty_payload``), with a snippet of the body.
+        """
+        if not self.content.strip():
+            raise ParseError(ParseReason.EMPTY_PAYLOAD, f"empty body from {self.url}")
+        try:
+            return json.loads(self.content)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ParseError(
+                ParseReason.INVALID_JSON, f"{self.url}: {exc}", snippet=self.text
+            ) from None
+
+
+class Fetcher(Protocol):
+    """The router's call signature, as connectors see it."""
+
+    async def __call__(
+        self,
+        url: str,
+        *,
+        expect: ResponseKind = "text",
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str | int] | None = None,
+    ) -> FetchResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What a connector reports about a long crawl; shown live and stored on the backfill."""
+
+    pages: int = 0
+    items: int = 0
+    total_pages: int | None = None
+    reached_date: datetime | None = None
+
+
+def _ignore_progress(progress: Progress) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class CrawlContext:
+    """Everything a connector may use while it runs. Built by the crawler, one per run."""
+
+    connector_id: str
+    fetch: Fetcher
+    options: CrawlOptions = field(default_factory=CrawlOptions)
+    cursor: Cursor | None = None
+    on_progress: Callable[[Progress], None] = _ignore_progress
+    log: Any = None
+
+    def __post_init__(self) -> None:
+        if self.log is None:
+            self.log = structlog.get_logger("rareindex_connectors").bind(
+                connector=self.connector_id
+            )
+
+    def set_cursor(self, cursor: Cursor) -> None:
+        """Record how far the crawl got. Committed with the records yielded before this call."""
+        self.cursor = dict(cursor)
+
+    def progress(
+        self,
+        *,
+        pages: int = 0,
+        items: int = 0,
+        total_pages: int | None = None,
+        reached_date: datetime | None = None,
+    ) -> None:
+        """Report progress; the CLI shows it with rate and ETA, backfills store it."""
+        self.on_progress(Progress(pages, items, total_pages, reached_date))

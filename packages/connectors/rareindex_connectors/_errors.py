@@ -1,0 +1,186 @@
+"""The SDK's error tree. Every error a connector, an engine or the router raises is one of these.
+
+```
+ConnectorError
+  PolicyError            bad domains.json / connector config: fail at load time, list valid values
+  FetchError             .url .host .engine
+    TransientFetchError  timeout, 5xx, 429 -> retry with backoff
+      RateLimited        .retry_after
+    PermanentFetchError  404/410, 401/403 -> no retry
+    Blocked              challenge page -> next engine
+    CircuitOpen          .reopens_at -> requeue later
+    BudgetExhausted      -> wait, never send
+  ParseError             .reason (closed vocabulary) .field .snippet
+```
+
+Lower-library errors (httpx, firecrawl-py, scrapfly-sdk) are translated into this tree at the engine
+boundary; nothing above an engine catches ``httpx.*``.
+
+Example:
+    >>> try:
+    ...     raise ParseError(ParseReason.UNKNOWN_CURRENCY, "not ISO-4217", field="price.currency")
+    ... except ConnectorError as exc:
+    ...     print(exc.reason, exc.field)
+    unknown_currency price.currency
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+__all__ = [
+    "Blocked",
+    "BudgetExhausted",
+    "CircuitOpen",
+    "ConnectorError",
+    "FetchError",
+    "ParseError",
+    "ParseReason",
+    "PermanentFetchError",
+    "PolicyError",
+    "RateLimited",
+    "TransientFetchError",
+]
+
+_SNIPPET_CHARS = 200
+
+
+class ParseReason(StrEnum):
+    """Why a payload or record failed to parse: a closed vocabulary, safe as a metric label."""
+
+    INVALID_JSON = "invalid_json"
+    ENCODING_ERROR = "encoding_error"
+    TRUNCATED = "truncated"
+    TOO_LARGE = "too_large"
+    EMPTY_PAYLOAD = "empty_payload"
+    UNEXPECTED_SHAPE = "unexpected_shape"
+    MISSING_FIELD = "missing_field"
+    UNEXPECTED_FIELD = "unexpected_field"
+    INVALID_TYPE = "invalid_type"
+    INVALID_VALUE = "invalid_value"
+    FLOAT_MONEY = "float_money"
+    AMOUNT_PRECISION = "amount_precision"
+    UNKNOWN_CURRENCY = "unknown_currency"
+    CURRENCY_MISMATCH = "currency_mismatch"
+    NAIVE_DATETIME = "naive_datetime"
+    UNKNOWN_KIND = "unknown_kind"
+
+
+class ConnectorError(Exception):
+    """Root of every error the SDK raises."""
+
+
+class PolicyError(ConnectorError):
+    """Invalid domain policy or connector configuration, raised at load time.
+
+    The message names the file and key, and lists the valid values where there is a closed set.
+    """
+
+
+class FetchError(ConnectorError):
+    """A fetch failed. Carries where and through which engine."""
+
+    def __init__(
+        self, message: str, *, url: str, host: str | None = None, engine: str | None = None
+    ):
+        super().__init__(message)
+        self.url = url
+        self.host = host
+        self.engine = engine
+
+
+class TransientFetchError(FetchError):
+    """Timeout, connection error, 408, 5xx: worth retrying with backoff."""
+
+
+class RateLimited(TransientFetchError):
+    """The host said 429. ``retry_after`` is the wait it asked for, in seconds, if any."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        host: str | None = None,
+        engine: str | None = None,
+        retry_after: float | None = None,
+    ):
+        super().__init__(message, url=url, host=host, engine=engine)
+        self.retry_after = retry_after
+
+
+class PermanentFetchError(FetchError):
+    """404/410, 401/403 without a challenge: retrying will not help."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        host: str | None = None,
+        engine: str | None = None,
+        status: int | None = None,
+    ):
+        super().__init__(message, url=url, host=host, engine=engine)
+        self.status = status
+
+
+class Blocked(FetchError):
+    """A challenge page (Cloudflare, Akamai, PerimeterX, DataDome, AWS WAF): try the next engine."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        host: str | None = None,
+        engine: str | None = None,
+        vendor: str | None = None,
+    ):
+        super().__init__(message, url=url, host=host, engine=engine)
+        self.vendor = vendor
+
+
+class CircuitOpen(FetchError):
+    """The host's circuit breaker is open: fail fast, requeue after ``reopens_at``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        host: str | None = None,
+        engine: str | None = None,
+        reopens_at: datetime | None = None,
+    ):
+        super().__init__(message, url=url, host=host, engine=engine)
+        self.reopens_at = reopens_at
+
+
+class BudgetExhausted(FetchError):
+    """The host's (or a paid engine's) request budget is spent. Nothing was sent."""
+
+
+class ParseError(ConnectorError):
+    """A payload or record does not fit the schema. Fails closed: the raw record is kept.
+
+    Attributes:
+        reason: a :class:`ParseReason` (closed vocabulary).
+        field: dotted path of the offending field, when one is to blame (``"price.currency"``).
+        snippet: at most 200 characters of the offending input, for the operator.
+    """
+
+    def __init__(
+        self,
+        reason: ParseReason | str,
+        message: str,
+        *,
+        field: str | None = None,
+        snippet: str | None = None,
+    ):
+        self.reason = ParseReason(reason)
+        self.field = field
+        self.snippet = snippet[:_SNIPPET_CHARS] if snippet is not None else None
+        where = f" at {field}" if field else ""
+        super().__init__(f"{self.reason.value}{where}: {message}")

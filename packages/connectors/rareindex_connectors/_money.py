@@ -1,0 +1,128 @@
+"""Money: an exact ``Decimal`` amount in an ISO-4217 currency, respecting the currency's minor unit.
+
+Floats are refused (``0.1 + 0.2`` is not a price). An amount with more decimals than the currency
+allows (``JPY 100.5``, ``USD 1.005``) is refused rather than silently rounded; fewer decimals are
+padded (``USD 5`` becomes ``USD 5.00``). Currencies without a minor unit (gold ``XAU``) are refused:
+they are not prices.
+
+Example:
+    >>> Money(amount="1105", currency="usd").amount
+    Decimal('1105.00')
+    >>> Money.from_minor_units("1105", "USD", minor_unit=2)
+    Money(amount=Decimal('11.05'), currency='USD')
+    >>> Money(amount=1500, currency="JPY").amount
+    Decimal('1500')
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from typing import Annotated, Any
+
+from iso4217 import Currency
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = ["Money", "currency_minor_unit"]
+
+
+@cache
+def currency_minor_unit(code: str) -> int:
+    """The number of decimals of an ISO-4217 currency (``USD`` 2, ``JPY`` 0, ``KWD`` 3).
+
+    Raises:
+        KeyError: ``code`` is not an active ISO-4217 currency with a minor unit.
+    """
+    try:
+        currency = Currency(code.upper())
+    except ValueError:
+        raise KeyError(code) from None
+    if currency.exponent is None:
+        raise KeyError(code)
+    return int(currency.exponent)
+
+
+def _to_decimal(value: Any) -> Decimal:
+    if isinstance(value, bool):
+        raise PydanticCustomError("invalid_type", "a boolean is not an amount")
+    if isinstance(value, float):
+        raise PydanticCustomError(
+            "float_money",
+            "money must be a Decimal, int or numeric string, never a float (got {value})",
+            {"value": value},
+        )
+    if isinstance(value, Decimal):
+        result = value
+    elif isinstance(value, int):
+        result = Decimal(value)
+    elif isinstance(value, str):
+        try:
+            result = Decimal(value.strip())
+        except InvalidOperation:
+            raise PydanticCustomError(
+                "invalid_value", "'{value}' is not a decimal number", {"value": value}
+            ) from None
+    else:
+        raise PydanticCustomError(
+            "invalid_type",
+            "an amount must be a Decimal, int or string, got {type}",
+            {"type": type(value).__name__},
+        )
+    if not result.is_finite():
+        raise PydanticCustomError("invalid_value", "an amount must be finite")
+    return result
+
+
+def _to_currency(value: Any) -> str:
+    if not isinstance(value, str):
+        raise PydanticCustomError("invalid_type", "a currency is a 3-letter ISO-4217 code")
+    code = value.strip().upper()
+    try:
+        currency_minor_unit(code)
+    except KeyError:
+        raise PydanticCustomError(
+            "unknown_currency",
+            "'{value}' is not an ISO-4217 currency with a minor unit",
+            {"value": value},
+        ) from None
+    return code
+
+
+ExactDecimal = Annotated[Decimal, BeforeValidator(_to_decimal)]
+CurrencyCode = Annotated[str, BeforeValidator(_to_currency)]
+
+
+class Money(BaseModel):
+    """An exact amount in a currency. Immutable."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    amount: ExactDecimal
+    currency: CurrencyCode
+
+    @model_validator(mode="after")
+    def _respect_minor_unit(self) -> Money:
+        places = currency_minor_unit(self.currency)
+        quantum = Decimal(1).scaleb(-places)
+        exponent = self.amount.normalize().as_tuple().exponent  # 11.050 is 11.05
+        if isinstance(exponent, int) and -exponent > places:
+            raise PydanticCustomError(
+                "amount_precision",
+                "{currency} has {places} decimal places; {amount} has more",
+                {"currency": self.currency, "places": places, "amount": str(self.amount)},
+            )
+        object.__setattr__(self, "amount", self.amount.quantize(quantum))
+        return self
+
+    @classmethod
+    def from_minor_units(cls, minor: int | str, currency: str, *, minor_unit: int) -> Money:
+        """Build from an integer count of minor units, as WooCommerce prices come.
+
+        ``minor_unit`` is the feed's own statement of decimals (``currency_minor_unit``), never
+        assumed; it must match the currency's ISO-4217 minor unit or be smaller.
+        """
+        return cls(amount=Decimal(int(minor)).scaleb(-minor_unit), currency=currency)
+
+    def __str__(self) -> str:
+        return f"{self.currency} {self.amount}"

@@ -1,0 +1,3 @@
+"""The version of the index (CLI ``--version``, logs)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,38 @@
+"""What every command needs: the settings from the root callback, a checked database engine."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from ..settings import Settings
+from ..storage import Engine, check_connection, make_engine
+
+# Wide when piped (tests, CI logs) so lines are not wrapped mid-path; else the terminal's width.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    """The settings the root callback loaded."""
+    settings = ctx.find_root().obj
+    assert isinstance(settings, Settings)
+    return settings
+
+
+def database(settings: Settings) -> Engine:
+    """An engine for the configured database, checked reachable (one-line error otherwise)."""
+    engine = make_engine(settings.database_url_or_default())
+    check_connection(engine)
+    return engine
+
+
+def describe_database(settings: Settings) -> str:
+    """``SQLite /abs/rareindex.db`` or ``PostgreSQL host/db`` without the password."""
+    engine = make_engine(settings.database_url_or_default())
+    url = engine.url
+    engine.dispose()
+    if url.get_backend_name() == "sqlite":
+        return f"SQLite {url.database or ':memory:'}"
+    return f"PostgreSQL {url.host}:{url.port or 5432}/{url.database}"

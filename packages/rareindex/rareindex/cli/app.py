@@ -1,0 +1,65 @@
+"""The ``rareindex`` command: ``db``, ``connectors``, ``demo``.
+
+Errors a user can fix (bad settings, an unreachable database, a broken connector file) are printed
+as one line starting with ``error:`` and exit with status 2 — never a traceback.
+
+Example:
+    $ rareindex db upgrade
+    $ rareindex connectors list
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from rareindex_connectors import ConnectorError
+
+from .._version import __version__
+from ..errors import RareIndexError
+from ..logging import configure_logging
+from ..settings import Settings, load_settings
+from . import connectors_cmd, db_cmd, demo_cmd
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="rareindex",
+    help="RareIndex: an open price index for collectibles.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(db_cmd.app, name="db")
+app.add_typer(connectors_cmd.app, name="connectors")
+app.command("demo")(demo_cmd.demo)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rareindex {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    settings: Settings = load_settings()
+    configure_logging(settings)
+    ctx.obj = settings
+
+
+def main() -> None:
+    """Console-script entry point: run the app, turning fixable errors into one line."""
+    try:
+        app()
+    except (RareIndexError, ConnectorError) as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)

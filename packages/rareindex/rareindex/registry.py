@@ -1,0 +1,170 @@
+"""The connector registry: every connector found under ``connectors/``, validated at load time.
+
+A **code connector** is ``connectors/<engine>/<slug>.py`` exposing a module-level ``connector``
+object that implements :class:`rareindex_connectors.Connector`. A **config-only connector** is
+``connectors/<kind>/<slug>.toml`` (or ``.json``) handled by a registered kind (Shopify and
+WooCommerce arrive with the adapters). One slug names the file, the registry key and the
+``domains.d/<slug>.json`` policy; a mismatch is a load error, as are duplicate slugs.
+
+Example:
+    >>> registry = load_registry(REPO_ROOT / "connectors")       # doctest: +SKIP
+    >>> [c.meta.id for c in registry]                            # doctest: +SKIP
+    ['demo-cards', ...]
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+import sys
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rareindex_connectors import Connector, ConnectorError
+
+from .errors import ConfigError
+
+__all__ = ["CONFIG_KINDS", "Registry", "load_registry"]
+
+ConfigFactory = Callable[[Mapping[str, Any], Path], Connector]
+
+CONFIG_KINDS: dict[str, ConfigFactory] = {}
+"""Config-only connector kinds: folder name (``shopify``) -> factory from the parsed file."""
+
+_SKIP_DIRS = {"domains.d", "__pycache__"}
+
+
+@dataclass(slots=True)
+class Registry:
+    """Connectors by slug, in a stable (sorted) order."""
+
+    connectors: dict[str, Connector] = field(default_factory=dict)
+    files: dict[str, Path] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Connector]:
+        return iter(self.connectors[k] for k in sorted(self.connectors))
+
+    def __len__(self) -> int:
+        return len(self.connectors)
+
+    def get(self, slug: str) -> Connector:
+        """The connector ``slug``; :class:`ConfigError` listing the known slugs otherwise."""
+        try:
+            return self.connectors[slug]
+        except KeyError:
+            known = ", ".join(sorted(self.connectors)) or "(none)"
+            raise ConfigError(f"no connector {slug!r}; known connectors: {known}") from None
+
+    def add(self, connector: Connector, path: Path) -> None:
+        slug = connector.meta.id
+        if slug != path.stem:
+            raise ConfigError(
+                f"{path}: connector id {slug!r} must equal the file name {path.stem!r} "
+                "(one slug names the file, the registry key and the domains.d policy)"
+            )
+        if slug in self.connectors:
+            raise ConfigError(
+                f"{path}: duplicate connector id {slug!r}, also in {self.files[slug]}"
+            )
+        self.connectors[slug] = connector
+        self.files[slug] = path
+
+
+def load_registry(root: Path) -> Registry:
+    """Load every connector under ``root``; the first problem is a one-line :class:`ConfigError`."""
+    if not root.is_dir():
+        raise ConfigError(f"connectors directory {root} does not exist; set RI_CONNECTORS_DIR")
+    registry = Registry()
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or _SKIP_DIRS & set(path.relative_to(root).parts):
+            continue
+        if path.parent == root or path.name.startswith(("_", ".")):
+            continue  # domains.json and private helpers
+        if path.suffix == ".py":
+            registry.add(_load_code_connector(path), path)
+        elif path.suffix in {".toml", ".json"}:
+            registry.add(_load_config_connector(path, root), path)
+    return registry
+
+
+def _load_code_connector(path: Path) -> Connector:
+    module_name = f"rareindex_connector_{path.stem.replace('-', '_')}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (ConnectorError, ValidationError) as exc:
+        raise ConfigError(f"{path}: {_first_line(exc)}") from None
+    connector = getattr(module, "connector", None)
+    if connector is None:
+        raise ConfigError(f"{path}: define a module-level `connector = YourConnector()`")
+    _check_contract(connector, path)
+    return connector  # type: ignore[no-any-return]
+
+
+def _load_config_connector(path: Path, root: Path) -> Connector:
+    kind = path.relative_to(root).parts[0]
+    factory = CONFIG_KINDS.get(kind)
+    if factory is None:
+        installed = ", ".join(sorted(CONFIG_KINDS)) or "(none installed yet)"
+        raise ConfigError(
+            f"{path}: no config-only connector kind {kind!r}; installed kinds: {installed}"
+        )
+    try:
+        data = (
+            tomllib.loads(path.read_text())
+            if path.suffix == ".toml"
+            else json.loads(path.read_text())
+        )
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    try:
+        connector = factory(data, path)
+    except (ConnectorError, ValidationError) as exc:
+        raise ConfigError(f"{path}: {_first_line(exc)}") from None
+    _check_contract(connector, path)
+    return connector
+
+
+def _check_contract(connector: object, path: Path) -> None:
+    if not isinstance(connector, Connector):
+        missing = [
+            name
+            for name in (
+                "meta",
+                "version",
+                "parser_version",
+                "crawl",
+                "normalize",
+                "health_check",
+                "lookup",
+            )
+            if not hasattr(connector, name)
+        ]
+        raise ConfigError(f"{path}: not a Connector; missing {', '.join(missing)}")
+
+
+def _first_line(exc: Exception) -> str:
+    """One line for the user: every validation problem, with a guess for a misspelt key."""
+    if not isinstance(exc, ValidationError):
+        return str(exc).splitlines()[0]
+    errors = exc.errors(include_url=False)
+    missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"]]
+    parts = []
+    for error in errors[:5]:
+        where = ".".join(str(p) for p in error["loc"])
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            guess = difflib.get_close_matches(str(error["loc"][-1]), missing, n=1)
+            message = f"unknown key{f' (did you mean {guess[0]!r}?)' if guess else ''}"
+        parts.append(f"{where}: {message}")
+    return f"{exc.title}: " + "; ".join(parts)

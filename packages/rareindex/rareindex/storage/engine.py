@@ -1,0 +1,59 @@
+"""Database engines for both modes.
+
+SQLite (embedded) gets WAL, foreign keys, a busy timeout and ``synchronous=NORMAL`` on every
+connection; PostgreSQL (fleet) gets a pre-ping pool: a restarted server costs a retry, not a crash.
+
+Example:
+    >>> engine = make_engine("sqlite://")
+    >>> engine.dialect.name
+    'sqlite'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.exc import OperationalError
+
+from ..errors import DatabaseError
+
+__all__ = ["check_connection", "make_engine"]
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url`` (``sqlite:///…`` or ``postgresql+psycopg://…``)."""
+    if url.startswith("sqlite"):
+        path = url.removeprefix("sqlite:///")
+        if path and url.startswith("sqlite:///") and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True, **kwargs)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    for pragma in (
+        "journal_mode=WAL",
+        "foreign_keys=ON",
+        "busy_timeout=30000",
+        "synchronous=NORMAL",
+    ):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def check_connection(engine: Engine) -> None:
+    """Raise :class:`DatabaseError` (one line, with the fix) when the database is unreachable."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise DatabaseError(
+            f"cannot reach the database at {engine.url.render_as_string(hide_password=True)}: "
+            f"{reason} — start it, or unset RI_DATABASE_URL to use embedded SQLite"
+        ) from None

@@ -1,0 +1,151 @@
+"""The raw-record store: insert-only, deduplicated by content hash.
+
+There is deliberately no update or delete method; the database refuses them too (triggers). The
+natural key is ``(connector_id, external_id, content_hash)``: the same content fetched again is a
+*dupe* (counted, no new row), changed content is a new row. Inserts run on the caller's connection,
+so the crawler writes records and advances its cursor in one transaction.
+
+Example:
+    >>> store = RawRecordStore(BlobStore(Path("/tmp/blobs")))            # doctest: +SKIP
+    >>> with engine.begin() as conn:                                    # doctest: +SKIP
+    ...     result = store.insert(conn, connector_id="demo", connector_version="1",
+    ...                           parser_version="1", record=rec)
+    >>> result.is_new                                                   # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, Insert, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from rareindex_connectors import RawRecord, RawRecordInput, content_hash
+
+from .blobs import BlobStore
+from .ids import new_id
+from .schema import raw_record_keys, raw_records
+
+__all__ = ["InsertResult", "RawRecordStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class InsertResult:
+    """The stored raw id, and whether this insert created it (False: a dupe)."""
+
+    raw_id: str
+    fetched_at: datetime
+    is_new: bool
+
+
+def _claim_key(conn: Connection, values: dict[str, object]) -> bool:
+    """Insert the dedupe key; False when it already existed. RETURNING, because psycopg's
+    rowcount is not reliable for ``ON CONFLICT DO NOTHING`` under SQLAlchemy 2.1."""
+    statement: Insert
+    if conn.dialect.name == "postgresql":
+        statement = postgresql.insert(raw_record_keys).values(values).on_conflict_do_nothing()
+    else:
+        statement = sqlite.insert(raw_record_keys).values(values).on_conflict_do_nothing()
+    return conn.execute(statement.returning(raw_record_keys.c.raw_id)).first() is not None
+
+
+class RawRecordStore:
+    """Writes and reads raw records. Snapshots go to the blob store, the reference to the row."""
+
+    def __init__(self, blobs: BlobStore):
+        self.blobs = blobs
+
+    def insert(
+        self,
+        conn: Connection,
+        *,
+        connector_id: str,
+        connector_version: str,
+        parser_version: str,
+        record: RawRecordInput,
+        run_id: str | None = None,
+    ) -> InsertResult:
+        """Store ``record`` unless identical content is already stored for its external id."""
+        digest = content_hash(record.payload, record.snapshot)
+        raw_id = new_id("raw")
+        claimed = _claim_key(
+            conn,
+            {
+                "connector_id": connector_id,
+                "external_id": record.external_id,
+                "content_hash": digest,
+                "raw_id": raw_id,
+                "fetched_at": record.fetched_at,
+            },
+        )
+        if not claimed:
+            existing = conn.execute(
+                select(raw_record_keys.c.raw_id, raw_record_keys.c.fetched_at).where(
+                    raw_record_keys.c.connector_id == connector_id,
+                    raw_record_keys.c.external_id == record.external_id,
+                    raw_record_keys.c.content_hash == digest,
+                )
+            ).one()
+            return InsertResult(existing.raw_id, existing.fetched_at, is_new=False)
+        snapshot_ref = self.blobs.put(record.snapshot) if record.snapshot is not None else None
+        conn.execute(
+            raw_records.insert().values(
+                id=raw_id,
+                fetched_at=record.fetched_at,
+                connector_id=connector_id,
+                run_id=run_id,
+                external_id=record.external_id,
+                url=record.url,
+                payload=record.payload,
+                snapshot_ref=snapshot_ref,
+                snapshot_size=len(record.snapshot) if record.snapshot is not None else None,
+                engine=record.engine,
+                http_status=record.http_status,
+                content_hash=digest,
+                connector_version=connector_version,
+                parser_version=parser_version,
+            )
+        )
+        return InsertResult(raw_id, record.fetched_at, is_new=True)
+
+    def get(self, conn: Connection, raw_id: str, *, with_snapshot: bool = True) -> RawRecord:
+        """One stored record, its snapshot loaded from the blob store. ``KeyError`` if absent."""
+        row = conn.execute(select(raw_records).where(raw_records.c.id == raw_id)).first()
+        if row is None:
+            raise KeyError(raw_id)
+        return self._to_model(row, with_snapshot=with_snapshot)
+
+    def iter_connector(
+        self, conn: Connection, connector_id: str, *, with_snapshot: bool = False
+    ) -> Iterator[RawRecord]:
+        """Every stored record of a connector, oldest first (for replay without refetching)."""
+        rows = conn.execute(
+            select(raw_records)
+            .where(raw_records.c.connector_id == connector_id)
+            .order_by(raw_records.c.fetched_at, raw_records.c.id)
+        )
+        for row in rows:
+            yield self._to_model(row, with_snapshot=with_snapshot)
+
+    def _to_model(self, row: object, *, with_snapshot: bool) -> RawRecord:
+        data = dict(row._mapping)  # type: ignore[attr-defined]
+        ref = data["snapshot_ref"]
+        snapshot = self.blobs.get(ref) if (with_snapshot and ref) else None
+        return RawRecord(
+            id=data["id"],
+            connector_id=data["connector_id"],
+            external_id=data["external_id"],
+            url=data["url"],
+            payload=data["payload"],
+            snapshot=snapshot,
+            engine=data["engine"],
+            http_status=data["http_status"],
+            fetched_at=data["fetched_at"],
+            content_hash=data["content_hash"],
+            connector_version=data["connector_version"],
+            parser_version=data["parser_version"],
+            snapshot_ref=ref,
+        )

@@ -1,0 +1,81 @@
+"""Every table of RareIndex, on one ``MetaData``. Migrations in ``migrations/`` create them.
+
+Grouped by concept: :mod:`.registry` (connectors and their runtime state), :mod:`.raw` (immutable
+captures), :mod:`.canonical` (the asset graph), :mod:`.observations` (sales, listings, lots…),
+:mod:`.provenance` (certificates) and :mod:`.fx` (rates and the multi-currency views).
+"""
+
+from ._base import metadata
+from .canonical import asset_variants, assets, brands, sets
+from .fx import VIEW_CURRENCIES, fx_rates, multi_currency_view_sql
+from .observations import (
+    auction_lots,
+    auctions,
+    images,
+    listing_events,
+    listings,
+    news,
+    population_reports,
+    price_observations,
+    sales,
+)
+from .provenance import certificate_sightings, certificates
+from .raw import normalized_records, raw_record_keys, raw_records
+from .registry import (
+    connector_backfills,
+    connector_field_stats,
+    connector_health,
+    connector_runs,
+    connectors,
+    costs,
+    crawl_state,
+    sources,
+)
+
+PARTITIONED_TABLES: dict[str, str] = {
+    "raw_records": "fetched_at",
+    "sales": "sale_date",
+    "price_observations": "observation_date",
+}
+"""Range-partitioned on PostgreSQL: table -> partition column."""
+
+IMMUTABLE_TABLES = ("raw_records", "raw_record_keys")
+"""Insert-only: triggers refuse UPDATE and DELETE."""
+
+VIEWS = ("sales_multi_currency", "listings_multi_currency")
+
+__all__ = [
+    "IMMUTABLE_TABLES",
+    "PARTITIONED_TABLES",
+    "VIEWS",
+    "VIEW_CURRENCIES",
+    "asset_variants",
+    "assets",
+    "auction_lots",
+    "auctions",
+    "brands",
+    "certificate_sightings",
+    "certificates",
+    "connector_backfills",
+    "connector_field_stats",
+    "connector_health",
+    "connector_runs",
+    "connectors",
+    "costs",
+    "crawl_state",
+    "fx_rates",
+    "images",
+    "listing_events",
+    "listings",
+    "metadata",
+    "multi_currency_view_sql",
+    "news",
+    "normalized_records",
+    "population_reports",
+    "price_observations",
+    "raw_record_keys",
+    "raw_records",
+    "sales",
+    "sets",
+    "sources",
+]

@@ -1,0 +1,89 @@
+"""Raw captures and the staging of their normalized records.
+
+``raw_records`` is insert-only (triggers refuse UPDATE and DELETE on both dialects) and on
+PostgreSQL range-partitioned by ``fetched_at``; its primary key therefore includes ``fetched_at``.
+Deduplication needs a key that is unique across partitions, so ``raw_record_keys`` (not
+partitioned) holds ``(connector_id, external_id, content_hash)``: an insert that conflicts there is
+a *dupe* and writes no raw row. Tables referring to a raw record carry its id without a foreign
+key, because PostgreSQL would need the partition key in every reference.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from ..types import JSONDoc, UTCDateTime
+from ._base import created_at, id_column, metadata
+
+__all__ = ["normalized_records", "raw_record_keys", "raw_records"]
+
+raw_records = Table(
+    "raw_records",
+    metadata,
+    Column("id", Text, nullable=False),
+    Column("fetched_at", UTCDateTime(), nullable=False),
+    Column("connector_id", Text, ForeignKey("connectors.id"), nullable=False),
+    Column("run_id", Text),
+    Column("external_id", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("payload", JSONDoc),
+    Column("snapshot_ref", Text, comment="sha256 of the snapshot in the blob store"),
+    Column("snapshot_size", Integer),
+    Column("engine", Text, nullable=False),
+    Column("http_status", Integer),
+    Column("content_hash", Text, nullable=False),
+    Column("connector_version", Text, nullable=False),
+    Column("parser_version", Text, nullable=False),
+    PrimaryKeyConstraint("id", "fetched_at"),
+    Index(None, "connector_id", "fetched_at"),
+    Index(None, "connector_id", "external_id"),
+    postgresql_partition_by="RANGE (fetched_at)",
+)
+
+raw_record_keys = Table(
+    "raw_record_keys",
+    metadata,
+    Column("connector_id", Text, primary_key=True),
+    Column("external_id", Text, primary_key=True),
+    Column("content_hash", Text, primary_key=True),
+    Column("raw_id", Text, nullable=False),
+    Column("fetched_at", UTCDateTime(), nullable=False),
+)
+
+normalized_records = Table(
+    "normalized_records",
+    metadata,
+    id_column(),
+    Column("raw_id", Text, nullable=False),
+    Column("connector_id", Text, ForeignKey("connectors.id"), nullable=False),
+    Column("parser_version", Text, nullable=False),
+    Column("ordinal", Integer, nullable=False, comment="position in normalize() output"),
+    Column("kind", Text, nullable=False),
+    Column("record", JSONDoc, nullable=False),
+    Column("status", Text, nullable=False, server_default="pending"),
+    Column("match_method", Text),
+    Column("match_confidence", Float),
+    Column("reject_reason", Text),
+    Column("anomaly_flags", JSONDoc),
+    Column("asset_id", Text, ForeignKey("assets.id")),
+    Column("variant_id", Text, ForeignKey("asset_variants.id")),
+    created_at(),
+    Column("resolved_at", UTCDateTime()),
+    UniqueConstraint("raw_id", "parser_version", "ordinal"),
+    CheckConstraint(
+        "status IN ('pending', 'matched', 'unmatched', 'rejected', 'failed')", name="status"
+    ),
+    Index(None, "status", "kind"),
+    Index(None, "asset_id"),
+)

@@ -1,0 +1,90 @@
+"""Shared fixtures. Integration fixtures give each test session its own PostgreSQL database and
+Redis namespace on 127.0.0.1. A service that is down skips its tests with the reason — unless
+CI=true, where a missing service fails the run (``make test`` starts services first)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from rareindex.storage import make_engine
+
+PG_ADMIN_URL = os.environ.get("RI_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("RI_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _require(service: str, host: str, port: int) -> None:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return
+    except OSError as exc:
+        reason = f"{service} is not reachable on {host}:{port} ({exc}); run `make services`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true: {reason}", pytrace=False)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for this test session, dropped afterwards."""
+    _require("PostgreSQL", "127.0.0.1", 5432)
+    name = f"ri_test_{os.getpid()}_{secrets.token_hex(3)}"
+    admin = make_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture
+def pg_engine(pg_url: str) -> Iterator[Engine]:
+    """An engine on the session's PostgreSQL database, its schema reset to empty afterwards."""
+    from rareindex.storage import current_revision, downgrade
+
+    engine = make_engine(pg_url)
+    try:
+        yield engine
+    finally:
+        if current_revision(engine) is not None:
+            downgrade(engine, "base")
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The local Redis (tests use their own key namespaces)."""
+    _require("Redis", "127.0.0.1", 6379)
+    return REDIS_URL
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
+    """An engine on a fresh SQLite file."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'rareindex.db'}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
+    """The same test on embedded SQLite and on real PostgreSQL."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("sqlite_engine")  # type: ignore[no-any-return]
+    return request.getfixturevalue("pg_engine")  # type: ignore[no-any-return]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/integration/ carries the ``integration`` marker."""
+    for item in items:
+        if "tests/integration/" in str(item.path).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.integration)

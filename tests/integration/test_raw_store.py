@@ -1,0 +1,142 @@
+"""The raw-record store on both dialects: insert-only, deduped by content, snapshots in blobs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, func, insert, select
+
+from rareindex.storage import BlobStore, RawRecordStore, upgrade
+from rareindex.storage.schema import connectors, raw_records, sources
+from rareindex_connectors import RawRecordInput, content_hash
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(any_engine: Engine, tmp_path: Path) -> RawRecordStore:
+    upgrade(any_engine)
+    with any_engine.begin() as conn:
+        conn.execute(insert(sources).values(id="demo", name="Demo"))
+        conn.execute(
+            insert(connectors).values(
+                id="demo-cards",
+                source_id="demo",
+                version="1",
+                parser_version="1",
+                refresh_class="ACTIVE",
+                meta={},
+            )
+        )
+    return RawRecordStore(BlobStore(tmp_path / "blobs"))
+
+
+def _put(engine: Engine, store: RawRecordStore, record: RawRecordInput):  # type: ignore[no-untyped-def]
+    with engine.begin() as conn:
+        return store.insert(
+            conn,
+            connector_id="demo-cards",
+            connector_version="1.2",
+            parser_version="3",
+            record=record,
+        )
+
+
+def _count(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(raw_records)).scalar_one()
+
+
+def test_identical_content_is_a_dupe_changed_content_a_new_row(
+    any_engine: Engine, store: RawRecordStore
+) -> None:
+    first = _put(
+        any_engine,
+        store,
+        RawRecordInput(
+            external_id="p1", url="https://s.example/p1", payload={"a": 1, "b": 2}, fetched_at=T0
+        ),
+    )
+    again = _put(
+        any_engine,
+        store,
+        RawRecordInput(
+            external_id="p1",
+            url="https://s.example/p1",
+            payload={"b": 2, "a": 1},
+            fetched_at=T0 + timedelta(hours=1),
+        ),
+    )
+    changed = _put(
+        any_engine,
+        store,
+        RawRecordInput(
+            external_id="p1",
+            url="https://s.example/p1",
+            payload={"a": 1, "b": 3},
+            fetched_at=T0 + timedelta(hours=2),
+        ),
+    )
+    other_item = _put(
+        any_engine,
+        store,
+        RawRecordInput(
+            external_id="p2", url="https://s.example/p2", payload={"a": 1, "b": 2}, fetched_at=T0
+        ),
+    )
+
+    assert first.is_new and changed.is_new and other_item.is_new
+    assert not again.is_new and again.raw_id == first.raw_id and again.fetched_at == T0
+    assert _count(any_engine) == 3
+
+
+def test_round_trip_keeps_versions_hash_and_snapshot_outside_the_row(
+    any_engine: Engine, store: RawRecordStore
+) -> None:
+    page = b"<html>" + b"lot " * 20_000 + b"</html>"
+    record = RawRecordInput(
+        external_id="lot-7",
+        url="https://a.example/lot/7",
+        payload={"title": "Lot 7"},
+        snapshot=page,
+        engine="firecrawl",
+        http_status=200,
+        fetched_at=T0,
+    )
+    result = _put(any_engine, store, record)
+    with any_engine.connect() as conn:
+        row = conn.execute(select(raw_records).where(raw_records.c.id == result.raw_id)).one()
+        stored = store.get(conn, result.raw_id)
+    assert row.snapshot_ref is not None and row.snapshot_size == len(page)
+    assert store.blobs.path_for(row.snapshot_ref).stat().st_size < len(page) / 10  # compressed
+    assert stored.snapshot == page
+    assert stored.content_hash == content_hash({"title": "Lot 7"}, page)
+    assert (stored.connector_version, stored.parser_version) == ("1.2", "3")
+    assert stored.engine == "firecrawl" and stored.fetched_at == T0
+    assert stored.id.startswith("raw_")
+
+
+def test_a_rolled_back_transaction_leaves_no_row_and_no_dedupe_key(
+    any_engine: Engine, store: RawRecordStore
+) -> None:
+    record = RawRecordInput(
+        external_id="p9", url="https://s.example/p9", payload=[1], fetched_at=T0
+    )
+    with pytest.raises(RuntimeError), any_engine.begin() as conn:
+        store.insert(
+            conn,
+            connector_id="demo-cards",
+            connector_version="1",
+            parser_version="1",
+            record=record,
+        )
+        raise RuntimeError("crash before commit")
+    assert _count(any_engine) == 0
+    assert _put(any_engine, store, record).is_new  # not mistaken for a dupe
+
+
+def test_the_store_has_no_update_or_delete_path() -> None:
+    public = {name for name in dir(RawRecordStore) if not name.startswith("_")}
+    assert public == {"get", "insert", "iter_connector"}

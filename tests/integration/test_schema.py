@@ -1,0 +1,200 @@
+"""The schema on both dialects: migrations round-trip, match the models, and hold the invariants
+the database itself enforces (insert-only raw records, partitioned big tables on PostgreSQL)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, insert, inspect, text, update
+from sqlalchemy.exc import DBAPIError
+
+from rareindex.storage import current_revision, downgrade, head_revision, upgrade
+from rareindex.storage.census import ensure_partitions, partitions
+from rareindex.storage.schema import (
+    PARTITIONED_TABLES,
+    VIEWS,
+    connectors,
+    fx_rates,
+    metadata,
+    raw_record_keys,
+    raw_records,
+    sales,
+    sources,
+)
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def _tables(engine: Engine) -> set[str]:
+    return set(inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def test_upgrade_downgrade_upgrade_round_trip(any_engine: Engine) -> None:
+    upgrade(any_engine)
+    assert current_revision(any_engine) == head_revision()
+    assert set(metadata.tables) <= _tables(any_engine)
+    assert set(VIEWS) <= set(inspect(any_engine).get_view_names())
+
+    downgrade(any_engine, "base")
+    assert current_revision(any_engine) is None
+    assert _tables(any_engine) == set()
+    assert inspect(any_engine).get_view_names() == []
+
+    upgrade(any_engine)
+    assert set(metadata.tables) <= _tables(any_engine)
+
+
+def test_migrations_match_the_models(any_engine: Engine) -> None:
+    upgrade(any_engine)
+    partitions_of = {f"{t}_" for t in PARTITIONED_TABLES}
+
+    def include(obj: object, name: str | None, type_: str, reflected: bool, _: object) -> bool:
+        # Partitions are created by ri_ensure_partitions, not by the models.
+        return not (type_ == "table" and name and name.startswith(tuple(partitions_of)))
+
+    with any_engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"include_object": include, "compare_type": False}
+        )
+        diff = compare_metadata(context, metadata)
+    assert diff == []
+
+
+def _seed_connector(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(insert(sources).values(id="demo", name="Demo"))
+        conn.execute(
+            insert(connectors).values(
+                id="demo-cards",
+                source_id="demo",
+                version="1",
+                parser_version="1",
+                refresh_class="ACTIVE",
+                meta={},
+            )
+        )
+
+
+def _raw_row(raw_id: str, fetched_at: datetime) -> dict[str, object]:
+    return {
+        "id": raw_id,
+        "fetched_at": fetched_at,
+        "connector_id": "demo-cards",
+        "external_id": "x",
+        "url": "https://x.example/",
+        "payload": {"a": 1},
+        "engine": "api",
+        "content_hash": "0" * 64,
+        "connector_version": "1",
+        "parser_version": "1",
+    }
+
+
+def test_raw_records_refuse_update_and_delete(any_engine: Engine) -> None:
+    upgrade(any_engine)
+    _seed_connector(any_engine)
+    with any_engine.begin() as conn:
+        conn.execute(insert(raw_records).values(_raw_row("raw_1", NOW)))
+        conn.execute(
+            insert(raw_record_keys).values(
+                connector_id="demo-cards",
+                external_id="x",
+                content_hash="0" * 64,
+                raw_id="raw_1",
+                fetched_at=NOW,
+            )
+        )
+    for statement in (
+        update(raw_records).values(url="https://evil.example/"),
+        raw_records.delete(),
+        update(raw_record_keys).values(raw_id="raw_2"),
+        raw_record_keys.delete(),
+    ):
+        with pytest.raises(DBAPIError, match="insert-only"), any_engine.begin() as conn:
+            conn.execute(statement)
+    with any_engine.connect() as conn:
+        assert (
+            conn.execute(text("SELECT url FROM raw_records")).scalar_one() == "https://x.example/"
+        )
+
+
+def test_multi_currency_views_use_the_rate_on_or_before_the_sale_date(any_engine: Engine) -> None:
+    upgrade(any_engine)
+    _seed_connector(any_engine)
+    friday, sunday = date(2026, 11, 27), datetime(2026, 11, 29, 15, 0, tzinfo=UTC)
+    with any_engine.begin() as conn:
+        conn.execute(
+            insert(fx_rates),
+            [
+                {"rate_date": friday, "currency": "EUR", "per_usd": Decimal("0.9")},
+                {"rate_date": friday, "currency": "JPY", "per_usd": Decimal("150")},
+                {"rate_date": friday, "currency": "GBP", "per_usd": Decimal("0.8")},
+                {"rate_date": friday, "currency": "CAD", "per_usd": Decimal("1.4")},
+                {"rate_date": date(2026, 11, 30), "currency": "EUR", "per_usd": Decimal("0.5")},
+            ],
+        )
+        conn.execute(
+            insert(sales).values(
+                id="sal_1",
+                sale_date=sunday,
+                source_id="demo",
+                connector_id="demo-cards",
+                external_id="e1",
+                title="t",
+                sale_type="auction",
+                price_basis="hammer",
+                price=Decimal("90.00"),
+                currency="EUR",
+            )
+        )
+        row = conn.execute(text("SELECT * FROM sales_multi_currency")).mappings().one()
+    assert float(row["price_usd"]) == pytest.approx(100.0)
+    assert float(row["price_jpy"]) == pytest.approx(15000.0)
+    assert float(row["price_gbp"]) == pytest.approx(80.0)
+    assert float(row["price_eur"]) == pytest.approx(90.0)  # Friday's rate, not Monday's 0.5
+
+
+def test_postgres_partitions_big_tables_ahead(pg_engine: Engine) -> None:
+    upgrade(pg_engine)
+    with pg_engine.connect() as conn:
+        partitioned = {
+            row[0]
+            for row in conn.execute(
+                text(
+                    "SELECT c.relname FROM pg_partitioned_table p "
+                    "JOIN pg_class c ON c.oid = p.partrelid"
+                )
+            )
+        }
+        found = partitions(conn)
+    assert partitioned == set(PARTITIONED_TABLES)
+    this_month = datetime.now(UTC)
+    ahead = (this_month.replace(day=1) + timedelta(days=95)).strftime("y%Ym%m")
+    for table in PARTITIONED_TABLES:
+        assert f"{table}_default" in found[table]
+        assert f"{table}_{this_month.strftime('y%Ym%m')}" in found[table]
+        assert f"{table}_{ahead}" in found[table]
+
+
+def test_postgres_partition_maintenance_moves_rows_out_of_default(pg_engine: Engine) -> None:
+    upgrade(pg_engine)
+    _seed_connector(pg_engine)
+    far = datetime.now(UTC).replace(day=15) + timedelta(days=31 * 8)  # beyond the months ahead
+    with pg_engine.begin() as conn:
+        conn.execute(insert(raw_records).values(_raw_row("raw_far", far)))
+        assert ensure_partitions(conn, months_ahead=3) == 0
+    with pg_engine.begin() as conn:
+        created = ensure_partitions(conn, months_ahead=10)
+    assert created == 3 * 7
+    with pg_engine.connect() as conn:
+        where = conn.execute(
+            text("SELECT tableoid::regclass::text FROM raw_records WHERE id = 'raw_far'")
+        ).scalar_one()
+        assert where == f"raw_records_{far.strftime('y%Ym%m')}"
+        # The move was allowed; an ordinary delete still is not.
+    with pytest.raises(DBAPIError, match="insert-only"), pg_engine.begin() as conn:
+        conn.execute(text("DELETE FROM raw_records"))

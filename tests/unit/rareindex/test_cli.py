@@ -1,0 +1,96 @@
+"""The ``rareindex`` command as a user runs it: a subprocess, real files, real SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rareindex import __version__
+from tests.cli_helpers import run_cli
+from tests.unit.rareindex.test_registry import CONNECTOR, write
+
+
+def test_version() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"rareindex {__version__}"
+
+
+def test_db_upgrade_current_downgrade(tmp_path: Path) -> None:
+    env = {"RI_DATA_DIR": str(tmp_path)}
+    assert (
+        "current base (empty), head 0001: run `rareindex db upgrade`"
+        in run_cli("db", "current", env=env).stdout
+    )
+    assert run_cli("db", "upgrade", env=env).stdout.strip() == "database at revision 0001"
+    assert (tmp_path / "rareindex.db").exists()
+    assert "current 0001, head 0001: up to date" in run_cli("db", "current", env=env).stdout
+    assert "partitions created: 0" in run_cli("db", "maintain", env=env).stdout
+    down = run_cli("db", "downgrade", "base", env=env)
+    assert down.returncode == 0 and "base (empty)" in down.stdout
+
+
+def test_demo_prints_the_real_registry_and_database(tmp_path: Path) -> None:
+    connectors_dir = tmp_path / "connectors"
+    write(connectors_dir, "api/coin-shop.py", CONNECTOR.format(slug="coin-shop", refresh="HOT"))
+    env = {"RI_DATA_DIR": str(tmp_path), "RI_CONNECTORS_DIR": str(connectors_dir)}
+    first = run_cli("demo", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "embedded mode (SQLite" in first.stdout and "no broker" in first.stdout
+    assert "schema: empty -> 0001" in first.stdout
+    assert "registry: 1 connectors" in first.stdout and "1 synced" in first.stdout
+    assert "coin-shop" in first.stdout and "Coin Shop & Co" in first.stdout
+    assert "Tables (27)" in first.stdout and "raw_records" in first.stdout
+    second = run_cli("demo", env=env)
+    assert "schema: 0001 -> 0001" in second.stdout
+    listed = run_cli("connectors", "list", env=env)
+    assert "coin-shop" in listed.stdout and "active" in listed.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "message"),
+    [
+        (
+            {"RI_DATABASE_URL": "mysql://db/x"},
+            ("db", "current"),
+            "error: RI_DATABASE_URL: scheme 'mysql' is not supported; use postgresql+psycopg://",
+        ),
+        (
+            {"RI_DATABASE_URL": "postgresql+psycopg://postgres@127.0.0.1:9/none"},
+            ("db", "upgrade"),
+            "error: cannot reach the database at postgresql+psycopg://postgres@127.0.0.1:9/none",
+        ),
+        (
+            {"RI_CONNECTORS_DIR": "/nonexistent/connectors"},
+            ("connectors", "list"),
+            "error: connectors directory /nonexistent/connectors does not exist",
+        ),
+    ],
+)
+def test_fixable_errors_are_one_line_without_traceback(
+    tmp_path: Path, env: dict[str, str], args: tuple[str, ...], message: str
+) -> None:
+    result = run_cli(*args, env={"RI_DATA_DIR": str(tmp_path), **env})
+    assert result.returncode == 2
+    assert result.stderr.startswith(message), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_a_connector_file_with_a_typo_is_named(tmp_path: Path) -> None:
+    connectors_dir = tmp_path / "connectors"
+    path = write(
+        connectors_dir,
+        "api/coin-shop.py",
+        CONNECTOR.format(slug="coin-shop", refresh="HOT").replace("engines=", "engins="),
+    )
+    result = run_cli(
+        "connectors",
+        "list",
+        env={"RI_DATA_DIR": str(tmp_path), "RI_CONNECTORS_DIR": str(connectors_dir)},
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {path}: ")
+    assert "engins: unknown key (did you mean 'engines'?)" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,39 @@
+"""Choose and install the dramatiq broker from :class:`rareindex.settings.Settings`.
+
+Embedded mode uses dramatiq's ``StubBroker`` (in-process, nothing to run); fleet mode uses Redis
+(``redis://``) or RabbitMQ (``amqp://``) from ``RI_BROKER_URL``. Call once per process, before
+importing actor modules.
+
+Example:
+    >>> broker = configure_broker(Settings(_env_file=None))   # doctest: +SKIP
+    >>> type(broker).__name__
+    'StubBroker'
+"""
+
+from __future__ import annotations
+
+import dramatiq
+from dramatiq.brokers.stub import StubBroker
+
+from rareindex.settings import Settings
+
+__all__ = ["configure_broker"]
+
+
+def configure_broker(settings: Settings) -> dramatiq.Broker:
+    """Build the broker for this mode, make it dramatiq's global broker, and return it."""
+    broker: dramatiq.Broker
+    url = settings.broker_url
+    if url is None:
+        broker = StubBroker()
+        broker.emit_after("process_boot")
+    elif url.startswith(("redis://", "rediss://")):
+        from dramatiq.brokers.redis import RedisBroker
+
+        broker = RedisBroker(url=url)  # type: ignore[no-untyped-call]
+    else:
+        from dramatiq.brokers.rabbitmq import RabbitmqBroker
+
+        broker = RabbitmqBroker(url=url)
+    dramatiq.set_broker(broker)
+    return broker
