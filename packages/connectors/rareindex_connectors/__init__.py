@@ -13,6 +13,14 @@ Everything public is re-exported here; :mod:`rareindex_connectors.testing` holds
 connector authors use in their own tests.
 """
 
+from ._challenge import (
+    ChallengeKind,
+    ChallengeVendor,
+    ChallengeVerdict,
+    challenge_from_firecrawl,
+    challenge_from_scrapfly,
+    is_challenge_page,
+)
 from ._connector import Connector
 from ._context import (
     CrawlContext,
@@ -64,6 +72,9 @@ __all__ = [
     "Capability",
     "CatalogItem",
     "Category",
+    "ChallengeKind",
+    "ChallengeVendor",
+    "ChallengeVerdict",
     "CircuitOpen",
     "Connector",
     "ConnectorError",
@@ -99,8 +110,11 @@ __all__ = [
     "Sale",
     "TransientFetchError",
     "__version__",
+    "challenge_from_firecrawl",
+    "challenge_from_scrapfly",
     "content_hash",
     "currency_minor_unit",
+    "is_challenge_page",
     "parse_normalized",
     "refresh_interval",
 ]

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -129,6 +130,7 @@ class CrawlContext:
     log: Any = None
 
     def __post_init__(self) -> None:
+        self.cursor = copy.deepcopy(self.cursor)
         if self.log is None:
             self.log = structlog.get_logger("rareindex_connectors").bind(
                 connector=self.connector_id
@@ -136,7 +138,7 @@ class CrawlContext:
 
     def set_cursor(self, cursor: Cursor) -> None:
         """Record how far the crawl got. Committed with the records yielded before this call."""
-        self.cursor = dict(cursor)
+        self.cursor = copy.deepcopy(cursor)  # later mutation by the connector must not leak in
 
     def progress(
         self,

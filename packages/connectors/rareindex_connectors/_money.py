@@ -112,7 +112,20 @@ class Money(BaseModel):
                 "{currency} has {places} decimal places; {amount} has more",
                 {"currency": self.currency, "places": places, "amount": str(self.amount)},
             )
-        object.__setattr__(self, "amount", self.amount.quantize(quantum))
+        if self.amount < 0:
+            raise PydanticCustomError(
+                "invalid_value",
+                "a price is never negative ({amount})",
+                {"amount": str(self.amount)},
+            )
+        try:
+            object.__setattr__(self, "amount", self.amount.quantize(quantum))
+        except InvalidOperation:
+            raise PydanticCustomError(
+                "invalid_value",
+                "{amount} is out of range for a price",
+                {"amount": str(self.amount)},
+            ) from None
         return self
 
     @classmethod
@@ -120,8 +133,21 @@ class Money(BaseModel):
         """Build from an integer count of minor units, as WooCommerce prices come.
 
         ``minor_unit`` is the feed's own statement of decimals (``currency_minor_unit``), never
-        assumed; it must match the currency's ISO-4217 minor unit or be smaller.
+        assumed. The result must still fit the currency's ISO-4217 minor unit (``"11050"`` with
+        unit 3 is USD 11.05; ``"11055"`` with unit 3 is refused).
+
+        Raises:
+            ValueError: ``minor`` is not an integer (a float, a bool, ``"11.5"``) or
+                ``minor_unit`` is negative.
         """
+        if isinstance(minor, bool) or not isinstance(minor, int | str):
+            raise ValueError(f"minor units must be an int or a digit string, got {minor!r}")
+        if isinstance(minor, str) and not minor.strip().lstrip("-").isascii():
+            raise ValueError(f"minor units must be ASCII digits, got {minor!r}")
+        if isinstance(minor, str) and not minor.strip().lstrip("-").isdigit():
+            raise ValueError(f"minor units must be a whole number, got {minor!r}")
+        if minor_unit < 0:
+            raise ValueError(f"minor_unit must be >= 0, got {minor_unit}")
         return cls(amount=Decimal(int(minor)).scaleb(-minor_unit), currency=currency)
 
     def __str__(self) -> str:

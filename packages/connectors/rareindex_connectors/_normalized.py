@@ -71,10 +71,10 @@ class _Model(BaseModel):
 class Identifiers(_Model):
     """Product identifiers a source states outright; the strongest signal for entity resolution."""
 
-    upc: str | None = Field(default=None, pattern=r"^\d{12}(\d{5})?$")
-    ean: str | None = Field(default=None, pattern=r"^\d{13}$")
-    jan: str | None = Field(default=None, pattern=r"^4[59]\d{11}$")
-    isbn: str | None = Field(default=None, pattern=r"^(\d{9}[\dX]|\d{13})$")
+    upc: str | None = Field(default=None, pattern=r"^[0-9]{12}([0-9]{5})?$")
+    ean: str | None = Field(default=None, pattern=r"^[0-9]{13}$")
+    jan: str | None = Field(default=None, pattern=r"^4[59][0-9]{11}$")
+    isbn: str | None = Field(default=None, pattern=r"^([0-9]{9}[0-9X]|[0-9]{13})$")
     sku: str | None = None
     pcgs_number: str | None = None
     set_code: str | None = None

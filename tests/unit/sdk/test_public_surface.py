@@ -1,0 +1,141 @@
+"""Guards the public surface of ``rareindex_connectors``.
+
+Adding or removing a public name is a deliberate act: update EXPECTED here in the same change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+
+import rareindex_connectors
+
+EXPECTED = {
+    # contract
+    "Connector",
+    "ConnectorMeta",
+    "Capability",
+    "RefreshClass",
+    "refresh_interval",
+    "ConnectorHealth",
+    "HealthStatus",
+    # runtime context
+    "CrawlContext",
+    "CrawlMode",
+    "CrawlOptions",
+    "Fetcher",
+    "FetchResult",
+    "Progress",
+    "ResponseKind",
+    # errors
+    "Blocked",
+    "BudgetExhausted",
+    "CircuitOpen",
+    "ConnectorError",
+    "FetchError",
+    "ParseError",
+    "ParseReason",
+    "PermanentFetchError",
+    "PolicyError",
+    "RateLimited",
+    "TransientFetchError",
+    # money
+    "Money",
+    "currency_minor_unit",
+    # normalized records
+    "AuctionLot",
+    "CatalogItem",
+    "Category",
+    "Grading",
+    "Identifiers",
+    "Listing",
+    "NewsItem",
+    "NormalizedRecord",
+    "PopulationReport",
+    "PriceObservation",
+    "RecordKind",
+    "Sale",
+    "parse_normalized",
+    # raw records
+    "EngineName",
+    "RawRecord",
+    "RawRecordInput",
+    "content_hash",
+    # challenge detection
+    "ChallengeKind",
+    "ChallengeVendor",
+    "ChallengeVerdict",
+    "challenge_from_firecrawl",
+    "challenge_from_scrapfly",
+    "is_challenge_page",
+    # version
+    "__version__",
+}
+
+# The private modules whose ``__all__`` the package re-exports.
+REEXPORTING_MODULES = (
+    "_connector",
+    "_context",
+    "_errors",
+    "_health",
+    "_meta",
+    "_money",
+    "_normalized",
+    "_raw",
+)
+
+
+def test_all_is_sorted() -> None:
+    names = list(rareindex_connectors.__all__)
+    assert names == sorted(names)
+
+
+def test_all_has_no_duplicates() -> None:
+    names = list(rareindex_connectors.__all__)
+    assert len(names) == len(set(names))
+
+
+def test_every_name_in_all_resolves() -> None:
+    missing = [n for n in rareindex_connectors.__all__ if not hasattr(rareindex_connectors, n)]
+    assert missing == []
+
+
+def test_all_equals_the_expected_surface() -> None:
+    actual = set(rareindex_connectors.__all__)
+    assert actual - EXPECTED == set(), "new public names: add them to EXPECTED deliberately"
+    assert EXPECTED - actual == set(), "public names removed: drop them from EXPECTED deliberately"
+
+
+def test_no_public_attribute_is_missing_from_all() -> None:
+    public = {
+        name
+        for name, value in vars(rareindex_connectors).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert public - set(rareindex_connectors.__all__) == set()
+
+
+def test_public_submodules_are_only_the_expected_ones() -> None:
+    # ``testing`` is a public subpackage, imported on demand; nothing else public is a module.
+    modules = {
+        name
+        for name, value in vars(rareindex_connectors).items()
+        if not name.startswith("_") and isinstance(value, types.ModuleType)
+    }
+    assert modules <= {"testing"}
+
+
+def test_every_private_module_export_is_re_exported() -> None:
+    surface = set(rareindex_connectors.__all__)
+    for module_name in REEXPORTING_MODULES:
+        module = importlib.import_module(f"rareindex_connectors.{module_name}")
+        not_exported = set(module.__all__) - surface
+        assert not_exported == set(), f"{module_name}.__all__ not re-exported: {not_exported}"
+        for name in module.__all__:
+            assert getattr(rareindex_connectors, name) is getattr(module, name)
+
+
+def test_version_is_a_non_empty_string() -> None:
+    version = rareindex_connectors.__version__
+    assert isinstance(version, str)
+    assert version.strip() != ""
