@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test lint typecheck unit integration services install clean
+.PHONY: help demo test bench lint typecheck unit integration services install clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,6 +37,10 @@ lint: $(STAMP) ## ruff lint and format check
 
 typecheck: $(STAMP) ## mypy: strict on the SDK, checked elsewhere
 	$(BIN)/mypy packages/connectors/rareindex_connectors packages/rareindex/rareindex workers
+
+bench: $(STAMP) ## Benchmarks against peers (not part of make test); prints ratios from one run
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+	$(BIN)/python -m bench.fetch
 
 unit: $(STAMP) ## Only the tests that need no services
 	$(BIN)/python -m pytest tests/unit

@@ -21,6 +21,7 @@ from ._challenge import (
     challenge_from_scrapfly,
     is_challenge_page,
 )
+from ._clock import Clock, SystemClock
 from ._connector import Connector
 from ._context import (
     CrawlContext,
@@ -30,6 +31,15 @@ from ._context import (
     FetchResult,
     Progress,
     ResponseKind,
+)
+from ._engines import (
+    BROWSER_USER_AGENT,
+    ApiEngine,
+    Engine,
+    FetchRequest,
+    FirecrawlEngine,
+    ScrapflyEngine,
+    bot_user_agent,
 )
 from ._errors import (
     Blocked,
@@ -42,8 +52,11 @@ from ._errors import (
     PermanentFetchError,
     PolicyError,
     RateLimited,
+    ResponseTooLarge,
     TransientFetchError,
+    UnsafeURL,
 )
+from ._gates import GateBackend, HostGates, MemoryGateBackend, Permit, RedisGateBackend
 from ._health import ConnectorHealth, HealthStatus
 from ._meta import Capability, ConnectorMeta, RefreshClass, refresh_interval
 from ._money import Money, currency_minor_unit
@@ -62,10 +75,16 @@ from ._normalized import (
     Sale,
     parse_normalized,
 )
+from ._policy import DomainPolicy, PolicySet, registrable_domain
 from ._raw import EngineName, RawRecord, RawRecordInput, content_hash
+from ._router import CostEntry, EngineStats, Router
+from ._scoring import FieldScorer, Scorer, document_score
+from ._ssrf import Resolver, SafeResolver, SystemResolver, address_problem
 from ._version import __version__
 
 __all__ = [
+    "BROWSER_USER_AGENT",
+    "ApiEngine",
     "AuctionLot",
     "Blocked",
     "BudgetExhausted",
@@ -76,28 +95,41 @@ __all__ = [
     "ChallengeVendor",
     "ChallengeVerdict",
     "CircuitOpen",
+    "Clock",
     "Connector",
     "ConnectorError",
     "ConnectorHealth",
     "ConnectorMeta",
+    "CostEntry",
     "CrawlContext",
     "CrawlMode",
     "CrawlOptions",
+    "DomainPolicy",
+    "Engine",
     "EngineName",
+    "EngineStats",
     "FetchError",
+    "FetchRequest",
     "FetchResult",
     "Fetcher",
+    "FieldScorer",
+    "FirecrawlEngine",
+    "GateBackend",
     "Grading",
     "HealthStatus",
+    "HostGates",
     "Identifiers",
     "Listing",
+    "MemoryGateBackend",
     "Money",
     "NewsItem",
     "NormalizedRecord",
     "ParseError",
     "ParseReason",
     "PermanentFetchError",
+    "Permit",
     "PolicyError",
+    "PolicySet",
     "PopulationReport",
     "PriceObservation",
     "Progress",
@@ -105,16 +137,30 @@ __all__ = [
     "RawRecord",
     "RawRecordInput",
     "RecordKind",
+    "RedisGateBackend",
     "RefreshClass",
+    "Resolver",
     "ResponseKind",
+    "ResponseTooLarge",
+    "Router",
+    "SafeResolver",
     "Sale",
+    "Scorer",
+    "ScrapflyEngine",
+    "SystemClock",
+    "SystemResolver",
     "TransientFetchError",
+    "UnsafeURL",
     "__version__",
+    "address_problem",
+    "bot_user_agent",
     "challenge_from_firecrawl",
     "challenge_from_scrapfly",
     "content_hash",
     "currency_minor_unit",
+    "document_score",
     "is_challenge_page",
     "parse_normalized",
     "refresh_interval",
+    "registrable_domain",
 ]

@@ -262,6 +262,7 @@ def is_challenge_page(
     body: bytes | bytearray | memoryview | str | None,
     *,
     signatures: Iterable[VendorSignature] = VENDOR_SIGNATURES,
+    blocked_only: bool = False,
 ) -> ChallengeVerdict:
     """Tell an anti-bot challenge or block page from the site's own answer.
 
@@ -272,6 +273,9 @@ def is_challenge_page(
         body: Response body; only the first :data:`BODY_SCAN_LIMIT` bytes are read, and bytes are
             decoded as UTF-8 leniently (bad bytes never raise).
         signatures: The vendors to look for; defaults to :data:`VENDOR_SIGNATURES`.
+        blocked_only: Only ``blocked`` matters to the caller (the fetch hot path): when no
+            vendor could block at this status and no decisive or corroborated header is present,
+            return an empty verdict without scanning the body (``protected`` is then unknown).
 
     Returns:
         A :class:`ChallengeVerdict`, truthy when blocked. A plain 403 with no vendor marker is
@@ -286,7 +290,21 @@ def is_challenge_page(
         >>> bool(v), v.protected, v.reasons
         (False, True, ('header:server', 'header:cf-ray'))
     """
+    if blocked_only and not _could_block(status, headers, signatures):
+        return ChallengeVerdict()
     return _classify(status, headers, body, signatures)
+
+
+def _could_block(status: int, headers: HeadersLike, signatures: Iterable[VendorSignature]) -> bool:
+    signatures = tuple(signatures)
+    if any(status in sig.block_statuses for sig in signatures):
+        return True
+    normalized = _normalize_headers(headers)
+    return any(
+        _header_matches(marker, normalized)
+        for sig in signatures
+        for marker in (*sig.decisive_headers, *sig.corroborated_headers)
+    )
 
 
 def challenge_from_firecrawl(

@@ -7,6 +7,8 @@ ConnectorError
     TransientFetchError  timeout, 5xx, 429 -> retry with backoff
       RateLimited        .retry_after
     PermanentFetchError  404/410, 401/403 -> no retry
+      UnsafeURL          SSRF policy: private, loopback, link-local, metadata address refused
+      ResponseTooLarge   body (after decompression) beyond max_response_bytes
     Blocked              challenge page -> next engine
     CircuitOpen          .reopens_at -> requeue later
     BudgetExhausted      -> wait, never send
@@ -40,7 +42,9 @@ __all__ = [
     "PermanentFetchError",
     "PolicyError",
     "RateLimited",
+    "ResponseTooLarge",
     "TransientFetchError",
+    "UnsafeURL",
 ]
 
 _SNIPPET_CHARS = 200
@@ -79,7 +83,10 @@ class PolicyError(ConnectorError):
 
 
 class FetchError(ConnectorError):
-    """A fetch failed. Carries where and through which engine."""
+    """A fetch failed. Carries where and through which engine, and the credits a paid engine
+    charged for it anyway (Firecrawl bills a scrape whose target answered 403)."""
+
+    credits: float = 0.0
 
     def __init__(
         self, message: str, *, url: str, host: str | None = None, engine: str | None = None
@@ -124,6 +131,15 @@ class PermanentFetchError(FetchError):
     ):
         super().__init__(message, url=url, host=host, engine=engine)
         self.status = status
+
+
+class UnsafeURL(PermanentFetchError):
+    """The SSRF policy refused the URL (or a redirect hop): it resolves to a private, loopback,
+    link-local, multicast, reserved or cloud-metadata address and the host is not allow-listed."""
+
+
+class ResponseTooLarge(PermanentFetchError):
+    """The body, after decompression, exceeded the policy's ``max_response_bytes``."""
 
 
 class Blocked(FetchError):

@@ -54,6 +54,14 @@ class Settings(BaseSettings):
     max_run_minutes: int = Field(default=40, ge=1, le=24 * 60)
     firecrawl_api_key: SecretStr | None = None
     scrapfly_api_key: SecretStr | None = None
+    firecrawl_api_url: str = "https://api.firecrawl.dev"
+    scrapfly_api_url: str = "https://api.scrapfly.io"
+    firecrawl_credit_budget: float | None = Field(default=None, ge=0, description="per run")
+    scrapfly_credit_budget: float | None = Field(default=None, ge=0, description="per run")
+    gates_url: str | None = Field(
+        default=None, description="Redis for shared host gates; default: RI_BROKER_URL if redis"
+    )
+    policy_override: Path | None = Field(default=None, description="stricter local policy file")
     admin_token: SecretStr | None = None
 
     @field_validator("database_url")
@@ -98,6 +106,14 @@ class Settings(BaseSettings):
     def database_url_or_default(self) -> str:
         """The configured database, or the embedded SQLite file under ``data_dir``."""
         return self.database_url or f"sqlite:///{(self.data_dir / 'rareindex.db').resolve()}"
+
+    def gates_url_or_default(self) -> str | None:
+        """Where host gates are shared: ``RI_GATES_URL``, else a Redis broker, else in-process."""
+        if self.gates_url:
+            return self.gates_url
+        if self.broker_url and self.broker_url.startswith(("redis://", "rediss://")):
+            return self.broker_url
+        return None
 
     @property
     def blob_dir(self) -> Path:

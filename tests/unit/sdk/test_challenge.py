@@ -355,3 +355,18 @@ def test_signature_rejects_unknown_vendor_and_uppercase_needles() -> None:
         VendorSignature(vendor="imperva")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="must be lowercase"):
         VendorSignature(vendor="akamai", scripts=(BodyMarker("body:x", ("BMak",)),))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_blocked_only_fast_path_agrees_on_blocked(case: dict[str, Any]) -> None:
+    full = is_challenge_page(case["status"], _headers(case), _body(case["body"]))
+    fast = is_challenge_page(case["status"], _headers(case), _body(case["body"]), blocked_only=True)
+    assert fast.blocked == full.blocked
+    if fast.blocked:
+        assert fast == full
+
+
+def test_blocked_only_skips_the_body_of_an_ordinary_200() -> None:
+    body = b"<title>Just a moment...</title>_cf_chl_opt" * 10
+    assert is_challenge_page(200, {}, body).protected
+    assert is_challenge_page(200, {}, body, blocked_only=True) == ChallengeVerdict()

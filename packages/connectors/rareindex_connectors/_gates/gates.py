@@ -1,0 +1,185 @@
+""":class:`HostGates`: what every request passes before it leaves the process.
+
+Example:
+    >>> gates = HostGates(MemoryGateBackend())
+    >>> async def fetch_one():                                   # doctest: +SKIP
+    ...     async with gates.slot("shop.example", policy) as permit:
+    ...         response = await client.get(url)
+    ...         permit.outcome = "success" if response.status_code < 500 else "failure"
+
+Waits (interval, concurrency, per-minute budget, a short ``Retry-After``) happen here, before the
+request is sent. Refusals raise from the SDK's error tree: :class:`CircuitOpen` while the breaker
+is open, :class:`BudgetExhausted` when the day's budget is spent or waiting would exceed the
+policy's ``max_wait_ms``, :class:`RateLimited` when a ``Retry-After`` is beyond its cap (the caller
+reschedules instead of sleeping).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
+
+from .._clock import Clock, SystemClock
+from .._errors import (
+    Blocked,
+    BudgetExhausted,
+    CircuitOpen,
+    RateLimited,
+    TransientFetchError,
+)
+from .._policy import DomainPolicy
+from .state import Decision, GateLimits, HostState, Outcome
+
+__all__ = ["GateBackend", "HostGates", "Permit"]
+
+log = structlog.get_logger(__name__)
+
+
+class GateBackend(Protocol):
+    """Where host states live: in this process or in Redis."""
+
+    async def try_acquire(
+        self, host: str, limits: GateLimits, now: float, token: str, *, probe: bool
+    ) -> Decision: ...
+
+    async def release(
+        self, host: str, limits: GateLimits, now: float, token: str, outcome: Outcome
+    ) -> None: ...
+
+    async def defer(self, host: str, until: float) -> None: ...
+
+    async def wait_for_release(self, host: str, timeout: float) -> None: ...
+
+    async def snapshot(self, host: str) -> HostState | None: ...
+
+
+@dataclass(slots=True)
+class Permit:
+    """A granted slot. Set ``outcome`` before leaving the ``async with`` block."""
+
+    host: str
+    token: str
+    started_at: float
+    trial: bool
+    waited_s: float
+    outcome: Outcome | None = None
+    """None: decided on exit (success, or failure for transient errors and blocks, else neutral)."""
+
+
+def limits_of(policy: DomainPolicy) -> GateLimits:
+    """The gate's view of a policy."""
+    return GateLimits(
+        concurrency=policy.concurrency,
+        min_interval_s=policy.min_interval_ms / 1000,
+        budget_per_minute=policy.budget_per_minute,
+        budget_per_day=policy.budget_per_day,
+        circuit_failures=policy.circuit_failures,
+        circuit_cooldown_s=policy.circuit_cooldown_ms / 1000,
+        lease_s=max(60.0, 3 * policy.timeout_ms / 1000),
+    )
+
+
+class HostGates:
+    """Per-host politeness over a backend. One instance per process is enough."""
+
+    def __init__(self, backend: GateBackend, *, clock: Clock | None = None):
+        self.backend = backend
+        self.clock = clock or SystemClock()
+
+    @asynccontextmanager
+    async def slot(
+        self, host: str, policy: DomainPolicy, *, url: str = "", probe: bool = False
+    ) -> AsyncIterator[Permit]:
+        """Wait for and hold a slot on ``host``. ``probe=True`` (a health check) skips the
+        concurrency and interval queue but still counts against the budgets and the breaker."""
+        limits = limits_of(policy)
+        permit = await self._acquire(host, policy, limits, url=url or f"//{host}/", probe=probe)
+        try:
+            yield permit
+        except (TransientFetchError, Blocked):
+            permit.outcome = permit.outcome or "failure"
+            raise
+        except BaseException:
+            permit.outcome = permit.outcome or "neutral"
+            raise
+        finally:
+            outcome: Outcome = permit.outcome or "success"
+            permit.outcome = outcome
+            await self.backend.release(host, limits, self.clock.time(), permit.token, outcome)
+            if permit.outcome == "failure":
+                state = await self.backend.snapshot(host)
+                if state is not None and state.breaker == "open":
+                    log.warning(
+                        "breaker.opened",
+                        host=host,
+                        failures=state.failures,
+                        reopens_in_ms=int((state.reopens_at - self.clock.time()) * 1000),
+                    )
+
+    async def defer(self, host: str, seconds: float) -> None:
+        """Honour a ``Retry-After``: no request starts on ``host`` for ``seconds``."""
+        await self.backend.defer(host, self.clock.time() + seconds)
+
+    async def state(self, host: str) -> HostState | None:
+        """What the gate currently remembers about ``host`` (None: nothing, it is idle)."""
+        return await self.backend.snapshot(host)
+
+    async def _acquire(
+        self, host: str, policy: DomainPolicy, limits: GateLimits, *, url: str, probe: bool
+    ) -> Permit:
+        token = secrets.token_hex(8)
+        first = self.clock.time()
+        max_wait = policy.max_wait_ms / 1000
+        while True:
+            now = self.clock.time()
+            decision = await self.backend.try_acquire(host, limits, now, token, probe=probe)
+            if decision.action == "grant":
+                if decision.at > now:
+                    await self.clock.sleep(decision.at - now)
+                waited = self.clock.time() - first
+                if waited > 0.001:
+                    log.debug("gate.waited", host=host, elapsed_ms=int(waited * 1000))
+                return Permit(host, token, decision.at, decision.trial, waited)
+            if decision.action == "refuse":
+                raise self._refusal(decision, host, url)
+            if (
+                decision.reason == "retry_after"
+                and decision.seconds > policy.retry_after_cap_ms / 1000
+            ):
+                raise RateLimited(
+                    f"{host} asked us to wait {decision.seconds:.1f} s, beyond the cap: reschedule",
+                    url=url,
+                    host=host,
+                    retry_after=decision.seconds,
+                )
+            if decision.seconds > max_wait:
+                raise BudgetExhausted(
+                    f"{host}: {decision.reason} needs a {decision.seconds:.1f} s wait, more than "
+                    f"max_wait_ms={policy.max_wait_ms}; nothing was sent",
+                    url=url,
+                    host=host,
+                )
+            if decision.reason == "concurrency":
+                await self.backend.wait_for_release(host, timeout=max(0.05, limits.min_interval_s))
+            else:
+                await self.clock.sleep(decision.seconds)
+
+    @staticmethod
+    def _refusal(decision: Decision, host: str, url: str) -> Exception:
+        if decision.reason == "circuit_open":
+            reopens = datetime.fromtimestamp(decision.at, UTC)
+            return CircuitOpen(
+                f"{host}: circuit open until {reopens:%H:%M:%S}Z",
+                url=url,
+                host=host,
+                reopens_at=reopens,
+            )
+        return BudgetExhausted(
+            f"{host}: the day's request budget is spent; nothing was sent", url=url, host=host
+        )

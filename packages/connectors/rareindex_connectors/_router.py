@@ -1,0 +1,234 @@
+"""The router: one fetch, tried on the connector's engines in priority order.
+
+For each engine allowed by both the connector and the host's policy:
+
+* skip it (logged, with the reason) when it is unavailable (a paid engine without its key) or its
+  credit budget is spent;
+* a challenge page (:class:`Blocked`) escalates to the next engine;
+* a result scoring below 0.6 (the connector's :class:`FieldScorer`, or a document heuristic)
+  escalates; if every engine scores low, the best result is returned, for the parser to judge;
+* 404/410 never escalate, nor do SSRF refusals, oversize bodies, an open breaker, a spent budget
+  or a ``Retry-After`` beyond the cap: those are answers, not engine failures.
+
+Every attempt feeds :attr:`Router.stats` (``{attempts, success, credits, ms, statuses, blocked,
+circuit_open}`` per engine) and the cost ledger.
+
+Example:
+    >>> router = Router({"api": api_engine}, policies)                   # doctest: +SKIP
+    >>> result = await router.fetch(url, engines=("api", "firecrawl"))   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import structlog
+
+from ._context import Fetcher, FetchResult, ResponseKind
+from ._engines.base import Engine, FetchRequest
+from ._errors import (
+    Blocked,
+    CircuitOpen,
+    FetchError,
+    PermanentFetchError,
+    PolicyError,
+    ResponseTooLarge,
+    UnsafeURL,
+)
+from ._policy import PolicySet
+from ._raw import EngineName
+from ._scoring import ESCALATE_BELOW, Scorer, document_score
+
+__all__ = ["CostEntry", "EngineStats", "Router"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class EngineStats:
+    """What one engine did during a run."""
+
+    attempts: int = 0
+    success: int = 0
+    credits: float = 0.0
+    ms: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    blocked: int = 0
+    circuit_open: int = 0
+    skipped: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class CostEntry:
+    """Credits a paid engine charged for one attempt (charged even when the target said 403)."""
+
+    engine: EngineName
+    credits: float
+    url: str
+    at: datetime
+
+
+class Router:
+    """Chooses engines per fetch and accounts for every attempt."""
+
+    def __init__(
+        self,
+        engines: Mapping[EngineName, Engine],
+        policies: PolicySet,
+        *,
+        credit_budget: Mapping[EngineName, float] | None = None,
+        on_cost: Callable[[CostEntry], None] | None = None,
+    ):
+        self.engines = dict(engines)
+        self.policies = policies
+        self.credits_left: dict[EngineName, float] = dict(credit_budget or {})
+        self.on_cost = on_cost
+        self.stats: dict[EngineName, EngineStats] = {}
+
+    def fetcher(self, engines: Sequence[EngineName], *, scorer: Scorer | None = None) -> Fetcher:
+        """A :class:`Fetcher` bound to a connector's engine order, for its ``CrawlContext``."""
+
+        async def fetch(
+            url: str,
+            *,
+            expect: ResponseKind = "text",
+            headers: Mapping[str, str] | None = None,
+            params: Mapping[str, str | int] | None = None,
+        ) -> FetchResult:
+            return await self.fetch(
+                url, engines=engines, expect=expect, headers=headers, params=params, scorer=scorer
+            )
+
+        return fetch
+
+    def _stats(self, name: EngineName) -> EngineStats:
+        return self.stats.setdefault(name, EngineStats())
+
+    def _skip_reason(self, name: EngineName) -> str | None:
+        engine = self.engines.get(name)
+        if engine is None:
+            return "not configured"
+        reason = engine.unavailable_reason()
+        if reason:
+            return reason
+        if engine.paid and name in self.credits_left and self.credits_left[name] <= 0:
+            return "credit budget spent"
+        return None
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        engines: Sequence[EngineName] = ("api",),
+        expect: ResponseKind = "text",
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str | int] | None = None,
+        scorer: Scorer | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        probe: bool = False,
+    ) -> FetchResult:
+        """Fetch ``url`` through the first engine that gives a good answer."""
+        host = (urlsplit(url).hostname or "").lower()
+        policy = self.policies.for_host(host)
+        order = [name for name in engines if name in policy.engines]
+        if not order:
+            raise PolicyError(
+                f"no engine allowed for {host}: connector wants {list(engines)}, "
+                f"policy allows {list(policy.engines)}"
+            )
+        request = FetchRequest(
+            url=url,
+            expect=expect,
+            headers=headers or {},
+            params=params,
+            etag=etag,
+            last_modified=last_modified,
+            probe=probe,
+        )
+        best: tuple[float, FetchResult] | None = None
+        last_error: FetchError | None = None
+        for name in order:
+            reason = self._skip_reason(name)
+            if reason:
+                self._stats(name).skipped += 1
+                log.info("router.engine_skipped", engine=name, host=host, reason=reason)
+                continue
+            result = await self._attempt(name, request, host)
+            if isinstance(result, FetchError):
+                last_error = result
+                continue
+            if result.not_modified:
+                return result
+            score = scorer(result) if scorer else document_score(result, expect)
+            if score >= ESCALATE_BELOW:
+                return result
+            log.info("router.escalated", engine=name, host=host, url=url, score=round(score, 2))
+            if best is None or score > best[0]:
+                best = (score, result)
+        if best is not None:
+            return best[1]
+        if last_error is not None:
+            raise last_error
+        raise FetchError(f"no engine could run for {host}", url=url, host=host)
+
+    async def _attempt(
+        self, name: EngineName, request: FetchRequest, host: str
+    ) -> FetchResult | FetchError:
+        """The result, or a Blocked/escalatable error to try the next engine with."""
+        stats = self._stats(name)
+        stats.attempts += 1
+        started = time.perf_counter()
+        credits = 0.0
+        try:
+            result = await self.engines[name].fetch(request)
+            credits = result.credits
+        except FetchError as exc:
+            credits = exc.credits
+            return self._triage(name, exc, host, request.url)
+        finally:
+            stats.ms += int((time.perf_counter() - started) * 1000)
+            self._charge(name, credits, request.url)
+        stats.success += 1
+        self._count_status(stats, result.status)
+        return result
+
+    def _triage(self, name: EngineName, exc: FetchError, host: str, url: str) -> FetchError:
+        """Return ``exc`` when the next engine should try, raise it when that is pointless."""
+        stats = self._stats(name)
+        if isinstance(exc, Blocked):
+            stats.blocked += 1
+            log.info("fetch.blocked", engine=name, host=host, url=url, vendor=exc.vendor)
+            return exc
+        if isinstance(exc, CircuitOpen):
+            stats.circuit_open += 1
+            raise exc
+        if isinstance(exc, PermanentFetchError) and not isinstance(
+            exc, UnsafeURL | ResponseTooLarge
+        ):
+            if exc.status is not None:
+                self._count_status(stats, exc.status)
+            if exc.status in {401, 403}:
+                return exc  # refused without a known challenge: another engine may get through
+        raise exc
+
+    @staticmethod
+    def _count_status(stats: EngineStats, status: int) -> None:
+        stats.statuses[str(status)] = stats.statuses.get(str(status), 0) + 1
+
+    def _charge(self, name: EngineName, credits: float, url: str) -> None:
+        if not credits:
+            return
+        self._stats(name).credits += credits
+        if name in self.credits_left:
+            self.credits_left[name] -= credits
+        if self.on_cost is not None:
+            self.on_cost(CostEntry(name, credits, url, datetime.now(UTC)))

@@ -1,0 +1,152 @@
+"""SSRF policy: where a URL that came from outside may make us connect.
+
+Every hop (redirects included) is resolved and each address is checked; private, loopback,
+link-local, multicast, reserved, unspecified and cloud-metadata addresses are refused unless the
+host's policy sets ``allow_private_network`` (the tests' fake web is allowed that way, by
+configuration, not by a hole in the check). The caller then connects to the address that was
+checked, so a second DNS answer cannot rebind the host between check and connect.
+
+Example:
+    >>> import asyncio
+    >>> asyncio.run(SafeResolver().resolve("http://169.254.169.254/latest/", allow_private=False))
+    Traceback (most recent call last):
+    ...
+    rareindex_connectors._errors.UnsafeURL: 169.254.169.254 is link-local (cloud metadata) ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from ._errors import UnsafeURL
+
+__all__ = ["Resolver", "SafeResolver", "SystemResolver", "Target", "address_problem"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_METADATA = {
+    ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack
+    ipaddress.ip_address("169.254.170.2"),  # AWS ECS task metadata
+    ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
+    ipaddress.ip_address("fd00:ec2::254"),  # AWS IPv6 metadata
+}
+
+
+def address_problem(address: IPAddress) -> str | None:
+    """Why connecting to ``address`` is unsafe, or None when it is a public address."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address_problem(address.ipv4_mapped)
+    if address in _METADATA:
+        return "link-local (cloud metadata)" if address.is_link_local else "cloud metadata"
+    checks = (
+        ("loopback", address.is_loopback),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("unspecified", address.is_unspecified),
+        ("private", address.is_private),
+        ("reserved", address.is_reserved),
+        ("not globally routable", not address.is_global),
+    )
+    return next((name for name, hit in checks if hit), None)
+
+
+class Resolver(Protocol):
+    """Host name -> addresses."""
+
+    async def addresses(self, host: str, port: int) -> list[str]: ...
+
+
+class SystemResolver:
+    """The operating system's resolver (``getaddrinfo``), off the event loop."""
+
+    async def addresses(self, host: str, port: int) -> list[str]:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A checked destination: connect to ``address``, send ``Host: host``."""
+
+    scheme: str
+    host: str
+    port: int
+    address: str
+
+
+class SafeResolver:
+    """Resolves and checks hosts, caching answers for ``ttl_s`` (the checked address is reused,
+    so caching cannot open a rebinding window). ``static`` maps names to addresses first (tests)."""
+
+    def __init__(
+        self,
+        resolver: Resolver | None = None,
+        *,
+        static: Mapping[str, str] | None = None,
+        ttl_s: float = 60.0,
+    ):
+        self._resolver = resolver or SystemResolver()
+        self._static = {k.lower(): v for k, v in (static or {}).items()}
+        self._ttl = ttl_s
+        self._cache: dict[tuple[str, int], tuple[float, list[str]]] = {}
+        self._checked: dict[tuple[str, str, int, bool], tuple[float, Target]] = {}
+
+    async def resolve(self, url: str, *, allow_private: bool) -> Target:
+        """Check ``url``'s host and return where to connect.
+
+        Raises:
+            UnsafeURL: not http(s), no host, or an address the policy refuses.
+        """
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in {"http", "https"}:
+            raise UnsafeURL(f"scheme {scheme or '(none)'!r} is not http or https", url=url)
+        host = (parts.hostname or "").lower()
+        if not host:
+            raise UnsafeURL("the URL has no host", url=url)
+        port = parts.port or (443 if scheme == "https" else 80)
+        key = (scheme, host, port, allow_private)
+        checked = self._checked.get(key)
+        if checked is not None and checked[0] > time.monotonic():
+            return checked[1]  # the same answer, already checked: the hot path of a crawl
+        candidates = await self._lookup(host, port, url)
+        for candidate in candidates:
+            problem = address_problem(ipaddress.ip_address(candidate))
+            if problem and not allow_private:
+                raise UnsafeURL(
+                    f"{candidate} is {problem}; refused for {host} (allow it in the host's policy "
+                    "with allow_private_network only for test networks)",
+                    url=url,
+                    host=host,
+                )
+        target = Target(scheme, host, port, candidates[0])
+        self._checked[key] = (time.monotonic() + self._ttl, target)
+        return target
+
+    async def _lookup(self, host: str, port: int, url: str) -> list[str]:
+        try:
+            return [str(ipaddress.ip_address(host.strip("[]")))]
+        except ValueError:
+            pass
+        if host in self._static:
+            return [self._static[host]]
+        key = (host, port)
+        cached = self._cache.get(key)
+        now = time.monotonic()
+        if cached and cached[0] > now:
+            return cached[1]
+        try:
+            found = await self._resolver.addresses(host, port)
+        except OSError as exc:
+            raise UnsafeURL(f"cannot resolve {host}: {exc}", url=url, host=host) from None
+        if not found:
+            raise UnsafeURL(f"{host} resolves to no address", url=url, host=host)
+        self._cache[key] = (now + self._ttl, found)
+        return found

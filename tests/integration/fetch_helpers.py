@@ -1,0 +1,34 @@
+"""Shared setup for fetch-layer tests: the fake web on a real socket, an engine pointed at it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rareindex_connectors._clock import Clock
+from rareindex_connectors._engines import ApiEngine
+from rareindex_connectors._gates import GateBackend, HostGates, MemoryGateBackend
+from rareindex_connectors._policy import PolicySet
+from rareindex_connectors._ssrf import SafeResolver
+from rareindex_connectors.testing.fake_web import FakeWeb
+from rareindex_connectors.testing.servers import serve_asgi
+
+
+@contextmanager
+def running_fake_web(**kwargs: Any) -> Iterator[tuple[FakeWeb, str]]:
+    web = FakeWeb(**kwargs)
+    with serve_asgi(web.app) as base:
+        yield web, base
+
+
+def api_engine(
+    policy: dict[str, Any],
+    *,
+    backend: GateBackend | None = None,
+    clock: Clock | None = None,
+    static: dict[str, str] | None = None,
+) -> ApiEngine:
+    gates = HostGates(backend or MemoryGateBackend(), clock=clock)
+    resolver = SafeResolver(static={**FakeWeb.resolver_map(), **(static or {})})
+    return ApiEngine(policies=PolicySet.from_mapping(policy), gates=gates, resolver=resolver)

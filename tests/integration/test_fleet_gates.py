@@ -1,0 +1,88 @@
+"""Fleet politeness: two worker processes sharing the Redis gate backend are, together, as polite
+as one — measured at the host over real sockets."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import redis
+
+from rareindex_connectors import RedisGateBackend
+from tests.integration.fetch_helpers import running_fake_web
+from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_two_processes_share_one_host_budget(redis_url: str) -> None:
+    prefix = f"ri:test:{secrets.token_hex(4)}:"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
+        ),
+    }
+    with running_fake_web() as (web, base):
+        workers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.integration.gate_worker",
+                    redis_url,
+                    prefix,
+                    base,
+                    "5",
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for worker in workers:
+            _, err = worker.communicate(timeout=60)
+            assert worker.returncode == 0, err
+    log = web.log("json.fake.test")
+    assert log.requests == 10
+    assert log.max_in_flight == 2
+    assert log.min_gap() is not None and log.min_gap() >= 0.2 - GAP_TOLERANCE_S
+    # Idle hosts are dropped: with no minute budget to remember, the host's key expires about a
+    # second after its last reserved start (or is already gone).
+    client = redis.Redis.from_url(redis_url)
+    keys = client.keys(f"{prefix}*")
+    assert all(0 < client.pttl(key) <= 2_500 for key in keys)
+    client.close()
+
+
+def test_redis_backend_state_round_trips(redis_url: str) -> None:
+    backend = RedisGateBackend.from_url(redis_url, prefix=f"ri:test:{secrets.token_hex(4)}:")
+    import asyncio
+
+    from rareindex_connectors._gates.state import GateLimits
+
+    limits = GateLimits(
+        concurrency=1,
+        min_interval_s=0.0,
+        budget_per_minute=None,
+        budget_per_day=None,
+        circuit_failures=1,
+        circuit_cooldown_s=30.0,
+        lease_s=60.0,
+    )
+
+    async def scenario() -> tuple[str, str, str]:
+        first = await backend.try_acquire("h.test", limits, 100.0, "a", probe=False)
+        blocked = await backend.try_acquire("h.test", limits, 100.0, "b", probe=False)
+        await backend.release("h.test", limits, 101.0, "a", "failure")
+        opened = await backend.try_acquire("h.test", limits, 102.0, "c", probe=False)
+        await backend.aclose()
+        return first.action, blocked.reason, opened.reason
+
+    assert asyncio.run(scenario()) == ("grant", "concurrency", "circuit_open")
