@@ -44,10 +44,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from .._clock import Clock, SystemClock
+from .sites import SITE_HOSTS, SiteHandler, build_sites
 
-__all__ = ["FAKE_HOSTS", "FakeWeb", "HostLog"]
+__all__ = ["FAKE_HOSTS", "MISBEHAVING_HOSTS", "FakeWeb", "HostLog"]
 
-FAKE_HOSTS = (
+MISBEHAVING_HOSTS = (
     "json.fake.test",
     "ratelimit.fake.test",
     "budget.fake.test",
@@ -56,6 +57,8 @@ FAKE_HOSTS = (
     "redirect.fake.test",
     "bomb.fake.test",
 )
+FAKE_HOSTS = MISBEHAVING_HOSTS + SITE_HOSTS
+"""Every host the fake web serves: the misbehaving ones and the collectibles sites."""
 
 CLOUDFLARE_CHALLENGE = (
     b"<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>"
@@ -104,7 +107,7 @@ def _bomb() -> bytes:
 class FakeWeb:
     """The fake web's state and its ASGI app (:attr:`app`)."""
 
-    def __init__(self, *, clock: Clock | None = None, budget_per_minute: int = 30):
+    def __init__(self, *, clock: Clock | None = None, budget_per_minute: int = 30, seed: int = 7):
         self.clock = clock or SystemClock()
         self.budget_per_minute = budget_per_minute
         self.logs: dict[str, HostLog] = {}
@@ -113,7 +116,7 @@ class FakeWeb:
         self._budget_window: deque[float] = deque()
         self._flap = 0
         self._bomb = _bomb()
-        self._routes: dict[str, Callable[[Request], Awaitable[Response]]] = {
+        self._routes: dict[str, SiteHandler] = {
             "json.fake.test": self._json_site,
             "ratelimit.fake.test": self._ratelimit_site,
             "budget.fake.test": self._budget_site,
@@ -122,6 +125,7 @@ class FakeWeb:
             "redirect.fake.test": self._redirect_site,
             "bomb.fake.test": self._bomb_site,
         }
+        self._routes.update(build_sites(seed))
 
     # --- wiring -------------------------------------------------------------------------
     @staticmethod
