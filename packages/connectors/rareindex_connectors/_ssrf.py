@@ -83,7 +83,12 @@ class Target:
 
 class SafeResolver:
     """Resolves and checks hosts, caching answers for ``ttl_s`` (the checked address is reused,
-    so caching cannot open a rebinding window). ``static`` maps names to addresses first (tests)."""
+    so caching cannot open a rebinding window).
+
+    ``static`` maps host names to ``"address"`` or ``"address:port"`` ahead of DNS, like curl's
+    ``--connect-to``: ``{"cards-shop.fake.test": "127.0.0.1:8765"}`` sends requests for that
+    host to the local fake web while URLs, ``Host`` headers, policies and gates keep the name.
+    The address is still checked like any other."""
 
     def __init__(
         self,
@@ -93,7 +98,7 @@ class SafeResolver:
         ttl_s: float = 60.0,
     ):
         self._resolver = resolver or SystemResolver()
-        self._static = {k.lower(): v for k, v in (static or {}).items()}
+        self._static = {k.lower(): _split_address(v) for k, v in (static or {}).items()}
         self._ttl = ttl_s
         self._cache: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._checked: dict[tuple[str, str, int, bool], tuple[float, Target]] = {}
@@ -112,6 +117,9 @@ class SafeResolver:
         if not host:
             raise UnsafeURL("the URL has no host", url=url)
         port = parts.port or (443 if scheme == "https" else 80)
+        static_port = self._static[host][1] if host in self._static else None
+        if static_port is not None:
+            port = static_port  # connect-to: the name stays, the port moves
         key = (scheme, host, port, allow_private)
         checked = self._checked.get(key)
         if checked is not None and checked[0] > time.monotonic():
@@ -136,7 +144,7 @@ class SafeResolver:
         except ValueError:
             pass
         if host in self._static:
-            return [self._static[host]]
+            return [self._static[host][0]]
         key = (host, port)
         cached = self._cache.get(key)
         now = time.monotonic()
@@ -150,3 +158,17 @@ class SafeResolver:
             raise UnsafeURL(f"{host} resolves to no address", url=url, host=host)
         self._cache[key] = (now + self._ttl, found)
         return found
+
+
+def _split_address(value: str) -> tuple[str, int | None]:
+    """``"127.0.0.1"``, ``"127.0.0.1:8080"``, ``"::1"`` or ``"[::1]:8080"`` -> (address, port)."""
+    value = value.strip()
+    if value.startswith("["):
+        address, _, rest = value[1:].partition("]")
+        port = rest.removeprefix(":")
+    elif value.count(":") == 1:
+        address, port = value.split(":")
+    else:
+        address, port = value, ""
+    str(ipaddress.ip_address(address))  # validates: ValueError for anything but an IP
+    return address, int(port) if port else None

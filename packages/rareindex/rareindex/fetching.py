@@ -68,7 +68,7 @@ def build_fetch_stack(
     gates_url = settings.gates_url_or_default()
     backend = RedisGateBackend.from_url(gates_url) if gates_url else MemoryGateBackend()
     gates = HostGates(backend)
-    resolver = resolver or SafeResolver()
+    resolver = resolver or SafeResolver(static=settings.connect_to)
 
     def secret(value: object) -> str | None:
         return value.get_secret_value() if value is not None else None  # type: ignore[attr-defined]

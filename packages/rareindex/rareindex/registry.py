@@ -6,6 +6,9 @@ object that implements :class:`rareindex_connectors.Connector`. A **config-only 
 WooCommerce arrive with the adapters). One slug names the file, the registry key and the
 ``domains.d/<slug>.json`` policy; a mismatch is a load error, as are duplicate slugs.
 
+A broken file does not stop the others from loading: its problem is kept in
+:attr:`Registry.problems` (file, field, valid values) and reported by the CLI.
+
 Example:
     >>> registry = load_registry(REPO_ROOT / "connectors")       # doctest: +SKIP
     >>> [c.meta.id for c in registry]                            # doctest: +SKIP
@@ -30,7 +33,7 @@ from rareindex_connectors import Connector, ConnectorError
 
 from .errors import ConfigError
 
-__all__ = ["CONFIG_KINDS", "Registry", "load_registry"]
+__all__ = ["CONFIG_KINDS", "Problem", "Registry", "load_registry"]
 
 ConfigFactory = Callable[[Mapping[str, Any], Path], Connector]
 
@@ -40,12 +43,29 @@ CONFIG_KINDS: dict[str, ConfigFactory] = {}
 _SKIP_DIRS = {"domains.d", "__pycache__"}
 
 
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A connector file that could not be loaded, and why (one line)."""
+
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
 @dataclass(slots=True)
 class Registry:
-    """Connectors by slug, in a stable (sorted) order."""
+    """Connectors by slug, in a stable (sorted) order, and the files that failed to load."""
 
     connectors: dict[str, Connector] = field(default_factory=dict)
     files: dict[str, Path] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def raise_for_problems(self) -> None:
+        """Raise the first problem as a :class:`ConfigError` (for callers that need all)."""
+        if self.problems:
+            raise ConfigError(self.problems[0].message)
 
     def __iter__(self) -> Iterator[Connector]:
         return iter(self.connectors[k] for k in sorted(self.connectors))
@@ -77,7 +97,8 @@ class Registry:
 
 
 def load_registry(root: Path) -> Registry:
-    """Load every connector under ``root``; the first problem is a one-line :class:`ConfigError`."""
+    """Load every connector under ``root``. A broken file becomes a :class:`Problem` and the
+    others still load; a missing directory is a :class:`ConfigError`."""
     if not root.is_dir():
         raise ConfigError(f"connectors directory {root} does not exist; set RI_CONNECTORS_DIR")
     registry = Registry()
@@ -86,10 +107,15 @@ def load_registry(root: Path) -> Registry:
             continue
         if path.parent == root or path.name.startswith(("_", ".")):
             continue  # domains.json and private helpers
-        if path.suffix == ".py":
-            registry.add(_load_code_connector(path), path)
-        elif path.suffix in {".toml", ".json"}:
-            registry.add(_load_config_connector(path, root), path)
+        if path.suffix not in {".py", ".toml", ".json"}:
+            continue
+        try:
+            if path.suffix == ".py":
+                registry.add(_load_code_connector(path), path)
+            else:
+                registry.add(_load_config_connector(path, root), path)
+        except ConfigError as exc:
+            registry.problems.append(Problem(path, str(exc)))
     return registry
 
 
@@ -103,7 +129,11 @@ def _load_code_connector(path: Path) -> Connector:
     try:
         spec.loader.exec_module(module)
     except (ConnectorError, ValidationError) as exc:
+        sys.modules.pop(module_name, None)
         raise ConfigError(f"{path}: {_first_line(exc)}") from None
+    except Exception as exc:  # a broken module must not take the registry down with it
+        sys.modules.pop(module_name, None)
+        raise ConfigError(f"{path}: {type(exc).__name__}: {_first_line(exc)}") from None
     connector = getattr(module, "connector", None)
     if connector is None:
         raise ConfigError(f"{path}: define a module-level `connector = YourConnector()`")

@@ -62,6 +62,11 @@ class Settings(BaseSettings):
         default=None, description="Redis for shared host gates; default: RI_BROKER_URL if redis"
     )
     policy_override: Path | None = Field(default=None, description="stricter local policy file")
+    connect_to: dict[str, str] = Field(
+        default_factory=dict,
+        description='host -> "ip[:port]" ahead of DNS, e.g. {"cards-shop.fake.test": '
+        '"127.0.0.1:8765"} (JSON in RI_CONNECT_TO); addresses are still SSRF-checked',
+    )
     admin_token: SecretStr | None = None
 
     @field_validator("database_url")

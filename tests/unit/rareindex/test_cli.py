@@ -85,12 +85,14 @@ def test_a_connector_file_with_a_typo_is_named(tmp_path: Path) -> None:
         "api/coin-shop.py",
         CONNECTOR.format(slug="coin-shop", refresh="HOT").replace("engines=", "engins="),
     )
+    write(connectors_dir, "api/good-shop.py", CONNECTOR.format(slug="good-shop", refresh="HOT"))
     result = run_cli(
         "connectors",
         "list",
         env={"RI_DATA_DIR": str(tmp_path), "RI_CONNECTORS_DIR": str(connectors_dir)},
     )
     assert result.returncode == 2
+    assert "good-shop" in result.stdout  # the healthy connector is still listed
     assert result.stderr.startswith(f"error: {path}: ")
     assert "engins: unknown key (did you mean 'engines'?)" in result.stderr
     assert "Traceback" not in result.stderr

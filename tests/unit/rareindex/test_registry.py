@@ -76,6 +76,8 @@ def test_loads_code_connectors_and_ignores_policy_files(tmp_path: Path) -> None:
         ),
         ("api/coin-shop.py", "x = 1\n", "define a module-level `connector = YourConnector()`"),
         ("api/coin-shop.py", "connector = object()\n", "not a Connector; missing meta"),
+        ("api/coin-shop.py", "import nonexistent_module\n", "ModuleNotFoundError"),
+        ("api/coin-shop.py", "def broken(:\n", "SyntaxError"),
         (
             "shopify/coin-shop.toml",
             'base_url = "https://x.example"\n',
@@ -83,15 +85,20 @@ def test_loads_code_connectors_and_ignores_policy_files(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_broken_connector_files_are_one_line_errors(
+def test_broken_connector_files_are_one_line_problems_and_others_still_load(
     tmp_path: Path, relative: str, text: str, message: str
 ) -> None:
     path = write(tmp_path, relative, text)
-    with pytest.raises(ConfigError) as excinfo:
-        load_registry(tmp_path)
-    assert message in str(excinfo.value)
-    assert str(path) in str(excinfo.value)
-    assert "\n" not in str(excinfo.value)
+    write(tmp_path, "api/good-shop.py", CONNECTOR.format(slug="good-shop", refresh="HOT"))
+    registry = load_registry(tmp_path)
+    assert [c.meta.id for c in registry] == ["good-shop"]
+    assert len(registry.problems) == 1
+    problem = registry.problems[0]
+    assert problem.path == path
+    assert message in problem.message and str(path) in problem.message
+    assert "\n" not in problem.message
+    with pytest.raises(ConfigError, match="good-shop|" + path.stem):
+        registry.raise_for_problems()
 
 
 def test_duplicate_slugs_and_unknown_lookups(tmp_path: Path) -> None:
@@ -100,8 +107,8 @@ def test_duplicate_slugs_and_unknown_lookups(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="known connectors: coin-shop"):
         registry.get("coin-shp")
     write(tmp_path, "firecrawl/coin-shop.py", CONNECTOR.format(slug="coin-shop", refresh="HOT"))
-    with pytest.raises(ConfigError, match="duplicate connector id 'coin-shop'"):
-        load_registry(tmp_path)
+    problems = load_registry(tmp_path).problems
+    assert len(problems) == 1 and "duplicate connector id 'coin-shop'" in problems[0].message
 
 
 def test_missing_directory_names_the_setting(tmp_path: Path) -> None:

@@ -122,3 +122,26 @@ def test_document_score() -> None:
     assert score(_result(b"[]"), "json") == 0.5
     assert score(_result(b'{"products": [1]}'), "json") == 1.0
     assert score(_result(b"\x89PNG"), "binary") == 1.0
+
+
+def test_static_connect_to_keeps_the_name_and_moves_the_port() -> None:
+    resolver = SafeResolver(
+        _FakeDNS({}),
+        static={
+            "shop.fake.test": "127.0.0.1:8765",
+            "v6.fake.test": "[::1]:9000",
+            "plain.fake.test": "127.0.0.1",
+        },
+    )
+    target = asyncio.run(
+        resolver.resolve("http://shop.fake.test/products.json", allow_private=True)
+    )
+    assert (target.host, target.address, target.port) == ("shop.fake.test", "127.0.0.1", 8765)
+    v6 = asyncio.run(resolver.resolve("http://v6.fake.test/", allow_private=True))
+    assert (v6.address, v6.port) == ("::1", 9000)
+    plain = asyncio.run(resolver.resolve("http://plain.fake.test:81/", allow_private=True))
+    assert plain.port == 81
+    with pytest.raises(UnsafeURL, match="loopback"):
+        asyncio.run(resolver.resolve("http://shop.fake.test/", allow_private=False))
+    with pytest.raises(ValueError):
+        SafeResolver(static={"x.test": "not-an-address"})

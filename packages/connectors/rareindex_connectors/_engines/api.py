@@ -40,7 +40,7 @@ from .._errors import (
 from .._gates import HostGates, MemoryGateBackend
 from .._policy import DomainPolicy, PolicySet
 from .._raw import EngineName
-from .._ssrf import SafeResolver, Target
+from .._ssrf import SafeResolver
 from .._version import __version__
 from .base import FetchRequest
 from .body import SUPPORTED_ENCODINGS, BodyTooLarge, BoundedBody
@@ -171,12 +171,10 @@ class ApiEngine:
             await self.clock.sleep(delay)
             attempt += 1
 
-    def _headers(
-        self, target: Target, request: FetchRequest, policy: DomainPolicy
-    ) -> dict[str, str]:
-        default_port = 443 if target.scheme == "https" else 80
+    def _headers(self, url: str, request: FetchRequest, policy: DomainPolicy) -> dict[str, str]:
         headers = {
-            "host": target.host if target.port == default_port else f"{target.host}:{target.port}",
+            # The URL's authority, whatever address and port the connection really goes to.
+            "host": urlsplit(url).netloc.rpartition("@")[2],
             "user-agent": BROWSER_USER_AGENT if policy.user_agent == "browser" else self.user_agent,
             "accept-encoding": SUPPORTED_ENCODINGS,
             "accept": "application/json" if request.expect == "json" else "*/*",
@@ -198,7 +196,7 @@ class ApiEngine:
             (parts.scheme, f"{address}:{target.port}", parts.path or "/", parts.query, "")
         )
         extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
-        headers = self._headers(target, request, policy)
+        headers = self._headers(url, request, policy)
         async with self.gates.slot(host, policy, url=url, probe=request.probe) as permit:
             started = time.perf_counter()
             status, response_headers, content = await self._send(

@@ -12,6 +12,7 @@ from ..storage import Engine, check_connection, make_engine
 
 # Wide when piped (tests, CI logs) so lines are not wrapped mid-path; else the terminal's width.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+errors = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 400)
 
 
 def settings_of(ctx: typer.Context) -> Settings:

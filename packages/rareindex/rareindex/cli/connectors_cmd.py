@@ -8,7 +8,7 @@ from rich.table import Table
 from ..registry import Registry, load_registry
 from ..storage import current_revision
 from ..storage.connector_rows import list_connectors
-from ._common import console, database, settings_of
+from ._common import console, database, errors, settings_of
 
 app = typer.Typer(help="Inspect the connector registry.", no_args_is_help=True)
 
@@ -42,9 +42,16 @@ def registry_table(registry: Registry, stored: dict[str, tuple[str, int]] | None
     return table
 
 
+def report_problems(registry: Registry) -> None:
+    """One line per connector file that failed to load, on stderr."""
+    for problem in registry.problems:
+        errors.print(f"[bold red]error:[/] {problem}", highlight=False, soft_wrap=True)
+
+
 @app.command("list")
 def list_cmd(ctx: typer.Context) -> None:
-    """List every connector found under RI_CONNECTORS_DIR with its stored status."""
+    """List every connector under RI_CONNECTORS_DIR with its stored status; exit 2 if any
+    connector file failed to load (the others are still listed)."""
     settings = settings_of(ctx)
     registry = load_registry(settings.connectors_dir)
     stored: dict[str, tuple[str, int]] = {}
@@ -55,3 +62,6 @@ def list_cmd(ctx: typer.Context) -> None:
     console.print(registry_table(registry, stored))
     if not len(registry):
         console.print(f"no connectors under {settings.connectors_dir}")
+    report_problems(registry)
+    if registry.problems:
+        raise typer.Exit(2)

@@ -16,7 +16,7 @@ from ..storage import current_revision, head_revision, upgrade
 from ..storage.census import partitions, table_counts
 from ..storage.connector_rows import list_connectors, sync_connectors
 from ._common import console, database, describe_database, settings_of
-from .connectors_cmd import registry_table
+from .connectors_cmd import registry_table, report_problems
 
 
 def demo(ctx: typer.Context) -> None:
@@ -41,6 +41,7 @@ def demo(ctx: typer.Context) -> None:
         f"registry: {len(registry)} connectors under {settings.connectors_dir}, {synced} synced"
     )
     console.print(registry_table(registry, stored))
+    report_problems(registry)
 
     with engine.connect() as conn:
         counts = table_counts(conn)

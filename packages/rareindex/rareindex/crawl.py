@@ -1,0 +1,243 @@
+"""Crawl runs: drive a connector's ``crawl()`` through the router into ``raw_records``.
+
+:func:`run_connector` is the crawler stage. It batches the records a connector yields and
+commits each batch *together with the cursor the connector set after them* (one transaction,
+fenced by the run's lease), so a crash re-fetches at most one page and never skips one. Runs are
+time-boxed (``RI_MAX_RUN_MINUTES``) and resume from their cursor; paid-engine credits go to
+``costs`` per connector and day; the run row keeps pages, records, dupes, engine stats, cost,
+cursor, outcome and a failure reason from a closed vocabulary.
+
+Example:
+    >>> run = run_connector(connector, db=engine, stack=stack, store=store)  # doctest: +SKIP
+    >>> summary = asyncio.run(run)                                          # doctest: +SKIP
+    >>> summary.records, summary.dupes                                      # doctest: +SKIP
+    (600, 0)
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any, Literal
+
+import structlog
+
+from rareindex_connectors import (
+    Blocked,
+    BudgetExhausted,
+    CircuitOpen,
+    Connector,
+    CostEntry,
+    CrawlContext,
+    CrawlOptions,
+    FetchError,
+    ParseError,
+    PermanentFetchError,
+    PolicyError,
+    Progress,
+    RateLimited,
+    RawRecordInput,
+    Router,
+    TransientFetchError,
+    UnsafeURL,
+)
+
+from .fetching import FetchStack
+from .storage import Engine, RawRecordStore
+from .storage.runs import LeaseLost, commit_batch, finish_run, start_run
+
+__all__ = ["RunSummary", "failure_reason", "run_connector"]
+
+log = structlog.get_logger(__name__)
+
+Mode = Literal["incremental", "backfill"]
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What one run did, as the CLI and the demo print it."""
+
+    run_id: str
+    connector_id: str
+    mode: str
+    status: str = "running"
+    outcome: str = ""
+    failure_reason: str | None = None
+    error: str | None = None
+    pages: int = 0
+    records: int = 0
+    dupes: int = 0
+    blocked: int = 0
+    credits: Decimal = Decimal(0)
+    engines: dict[str, Any] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    raw_ids: list[str] = field(default_factory=list)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The closed-vocabulary reason for an exception that ended a run."""
+    table: tuple[tuple[type[BaseException], str], ...] = (
+        (LeaseLost, "lease_lost"),
+        (Blocked, "blocked"),
+        (CircuitOpen, "circuit_open"),
+        (BudgetExhausted, "budget_exhausted"),
+        (RateLimited, "rate_limited"),
+        (UnsafeURL, "unsafe_url"),
+        (TransientFetchError, "transient"),
+        (PermanentFetchError, "permanent"),
+        (FetchError, "transient"),
+        (ParseError, "parse_error"),
+        (PolicyError, "policy"),
+    )
+    return next((reason for kind, reason in table if isinstance(exc, kind)), "crashed")
+
+
+class _Batch:
+    """Records waiting for their cursor, and the credits spent meanwhile."""
+
+    def __init__(self) -> None:
+        self.records: list[RawRecordInput] = []
+        self.credits: dict[tuple[str, date], Decimal] = defaultdict(Decimal)
+        self.pages_seen = 0
+
+    def charge(self, entry: CostEntry) -> None:
+        self.credits[(entry.engine, entry.at.date())] += Decimal(str(entry.credits))
+
+
+async def run_connector(
+    connector: Connector,
+    *,
+    db: Engine,
+    stack: FetchStack,
+    store: RawRecordStore,
+    mode: Mode = "incremental",
+    max_pages: int | None = None,
+    since: datetime | None = None,
+    backfill_id: str | None = None,
+    run_id: str | None = None,
+    max_run_minutes: float = 40,
+    batch_size: int = 500,
+    on_progress: Callable[[RunSummary, Progress | None], None] | None = None,
+) -> RunSummary:
+    """Run ``connector`` once (incremental, or one backfill slice) and record everything."""
+    meta = connector.meta
+    run = start_run(db, connector_id=meta.id, mode=mode, backfill_id=backfill_id, run_id=run_id)
+    summary = RunSummary(run.id, meta.id, mode)
+    batch = _Batch()
+    router = Router(
+        stack.router.engines,
+        stack.policies,
+        credit_budget=stack.router.credits_left,
+        on_cost=batch.charge,
+    )
+    deadline = datetime.now(UTC) + timedelta(minutes=max_run_minutes)
+    ctx = CrawlContext(
+        connector_id=meta.id,
+        fetch=router.fetcher(meta.engines),
+        options=CrawlOptions(mode=mode, since=since, max_pages=max_pages, deadline=deadline),
+        cursor=run.cursor_start,
+        on_progress=lambda p: on_progress(summary, p) if on_progress else None,
+        log=log.bind(connector=meta.id, run=run.id),
+    )
+    committed_cursor = run.cursor_start
+    started = time.monotonic()
+
+    def pages_fetched() -> int:
+        return sum(s.success for s in router.stats.values())
+
+    def flush(cursor: dict[str, Any] | None) -> None:
+        nonlocal committed_cursor
+        pages = pages_fetched() - batch.pages_seen
+        result = commit_batch(
+            db,
+            run,
+            store,
+            batch.records,
+            connector_version=connector.version,
+            parser_version=connector.parser_version,
+            cursor=cursor,
+            pages=pages,
+            credits=batch.credits,
+        )
+        summary.pages += pages
+        summary.records += result.records
+        summary.dupes += result.dupes
+        summary.raw_ids.extend(result.raw_ids)
+        batch.records.clear()
+        batch.credits.clear()
+        batch.pages_seen += pages
+        committed_cursor = cursor
+        if on_progress:
+            on_progress(summary, None)
+
+    outcome, status, reason, error = "complete", "succeeded", None, None
+    crawl = connector.crawl(ctx)
+    try:
+        async for record in crawl:
+            if ctx.cursor != committed_cursor:
+                flush(ctx.cursor)  # everything before this record is covered by the cursor
+            batch.records.append(record)
+            if len(batch.records) >= batch_size:
+                flush(committed_cursor)  # records without moving the cursor: safe, re-fetchable
+            if datetime.now(UTC) >= deadline:
+                outcome = "time_boxed"
+                break
+            if max_pages is not None and pages_fetched() >= max_pages:
+                outcome = "max_pages"
+                break
+        flush(ctx.cursor)
+    except LeaseLost as exc:
+        status, outcome, reason, error = "failed", "failed", "lease_lost", str(exc)
+    except Exception as exc:  # the run ends; what was committed stays, the rest is re-fetched
+        reason = failure_reason(exc)
+        status, outcome, error = "failed", "failed", f"{type(exc).__name__}: {exc}"[:1000]
+        try:
+            # Every record yielded before the failure is in the batch, and the connector sets a
+            # cursor only after yielding what it covers: committing both together is exact.
+            flush(ctx.cursor)
+        except LeaseLost:
+            reason = "lease_lost"
+    finally:
+        close = getattr(crawl, "aclose", None)
+        if close is not None:
+            await close()
+    summary.engines = {name: stats.as_dict() for name, stats in router.stats.items()}
+    summary.blocked = sum(s.blocked for s in router.stats.values())
+    summary.credits = Decimal(str(sum(s.credits for s in router.stats.values())))
+    summary.status, summary.outcome, summary.failure_reason, summary.error = (
+        status,
+        outcome,
+        reason,
+        error,
+    )
+    summary.elapsed_s = time.monotonic() - started
+    if reason != "lease_lost":
+        finish_run(
+            db,
+            run,
+            status=status,
+            outcome=outcome,
+            failure_reason=reason,
+            error=error,
+            engine_stats=summary.engines,
+            cost_credits=summary.credits,
+        )
+    log.info(
+        "connector_run_finished",
+        connector=meta.id,
+        run=run.id,
+        mode=mode,
+        status=status,
+        outcome=outcome,
+        failure_reason=reason,
+        pages=summary.pages,
+        records=summary.records,
+        dupes=summary.dupes,
+        blocked=summary.blocked,
+        elapsed_ms=int(summary.elapsed_s * 1000),
+    )
+    return summary

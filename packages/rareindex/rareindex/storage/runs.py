@@ -1,0 +1,285 @@
+"""Crawl runs in the database: claim a run with a lease, commit batches fenced by it, finish it.
+
+Every batch commit is one transaction that (1) checks the run still holds its lease (a fencing
+token: a stale worker whose lease was taken over cannot commit), (2) inserts the raw records,
+(3) advances the connector's cursor — and the backfill's — to the position reached *after* those
+records, (4) adds the run's counters and the paid-engine credits of the day. A crash before the
+commit loses nothing that was committed and re-fetches the rest; it never skips.
+
+Example:
+    >>> run = start_run(engine, connector_id="demo-cards", mode="incremental")   # doctest: +SKIP
+    >>> commit_batch(engine, run, store, records, cursor={"page": 2}, ...)       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Engine, func, select, update
+
+from rareindex_connectors import RawRecordInput
+
+from ..errors import RareIndexError
+from .ids import new_id
+from .raw_store import RawRecordStore
+from .schema import connector_backfills, connector_runs, connectors, costs
+
+__all__ = [
+    "BatchResult",
+    "LeaseLost",
+    "RunHandle",
+    "commit_batch",
+    "connector_cursor",
+    "finish_run",
+    "start_run",
+]
+
+FAILURE_REASONS = frozenset(
+    {
+        "blocked",
+        "circuit_open",
+        "budget_exhausted",
+        "rate_limited",
+        "transient",
+        "permanent",
+        "unsafe_url",
+        "parse_error",
+        "policy",
+        "lease_lost",
+        "cancelled",
+        "crashed",
+    }
+)
+"""Why a run failed: a closed vocabulary, safe as a metric label."""
+
+
+class LeaseLost(RareIndexError):
+    """This worker's lease on the run expired and another took over: it must stop, uncommitted."""
+
+
+@dataclass(slots=True)
+class RunHandle:
+    """A run this worker holds: its id, fencing token and the lease length."""
+
+    id: str
+    connector_id: str
+    mode: str
+    lease_token: int
+    lease_seconds: float
+    backfill_id: str | None = None
+    cursor_start: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What one committed batch added."""
+
+    records: int = 0
+    dupes: int = 0
+    raw_ids: list[str] = field(default_factory=list)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def connector_cursor(engine: Engine, connector_id: str) -> dict[str, Any] | None:
+    """The connector's committed cursor (None before its first commit)."""
+    with engine.connect() as conn:
+        return conn.execute(
+            select(connectors.c.cursor).where(connectors.c.id == connector_id)
+        ).scalar_one_or_none()
+
+
+def start_run(
+    engine: Engine,
+    *,
+    connector_id: str,
+    mode: str,
+    backfill_id: str | None = None,
+    lease_seconds: float = 300.0,
+    run_id: str | None = None,
+) -> RunHandle:
+    """Create (or take over) a run row and hold its lease. Taking over bumps the fencing token."""
+    now = _now()
+    with engine.begin() as conn:
+        if backfill_id is not None:
+            cursor = conn.execute(
+                select(connector_backfills.c.last_cursor).where(
+                    connector_backfills.c.id == backfill_id
+                )
+            ).scalar_one()
+        else:
+            cursor = conn.execute(
+                select(connectors.c.cursor).where(connectors.c.id == connector_id)
+            ).scalar_one()
+        if run_id is None:
+            run_id = new_id("run")
+            conn.execute(
+                connector_runs.insert().values(
+                    id=run_id,
+                    connector_id=connector_id,
+                    mode=mode,
+                    backfill_id=backfill_id,
+                    status="running",
+                    lease_token=1,
+                    lease_expires_at=now + timedelta(seconds=lease_seconds),
+                    queued_at=now,
+                    started_at=now,
+                    cursor_start=cursor,
+                    engine_stats={},
+                )
+            )
+            token = 1
+        else:
+            token = conn.execute(
+                update(connector_runs)
+                .where(connector_runs.c.id == run_id)
+                .values(
+                    status="running",
+                    lease_token=connector_runs.c.lease_token + 1,
+                    lease_expires_at=now + timedelta(seconds=lease_seconds),
+                    started_at=func.coalesce(connector_runs.c.started_at, now),
+                )
+                .returning(connector_runs.c.lease_token)
+            ).scalar_one()
+    return RunHandle(run_id, connector_id, mode, token, lease_seconds, backfill_id, cursor)
+
+
+def _fence(conn: Any, run: RunHandle, *, release: bool = False, **values: Any) -> None:
+    """Renew (or release) the lease and apply ``values`` — only while this worker still holds
+    the token."""
+    expires = None if release else _now() + timedelta(seconds=run.lease_seconds)
+    held = conn.execute(
+        update(connector_runs)
+        .where(connector_runs.c.id == run.id, connector_runs.c.lease_token == run.lease_token)
+        .values(lease_expires_at=expires, **values)
+        .returning(connector_runs.c.id)
+    ).first()
+    if held is None:
+        raise LeaseLost(f"run {run.id} lost its lease (token {run.lease_token}); stopping")
+
+
+def _add_costs(conn: Any, connector_id: str, credits: Mapping[tuple[str, date], Decimal]) -> None:
+    for (engine_name, day), amount in credits.items():
+        key = (
+            costs.c.connector_id == connector_id,
+            costs.c.day == day,
+            costs.c.engine == engine_name,
+        )
+        current = conn.execute(select(costs.c.credits, costs.c.requests).where(*key)).first()
+        if current is None:
+            conn.execute(
+                costs.insert().values(
+                    connector_id=connector_id,
+                    day=day,
+                    engine=engine_name,
+                    credits=amount,
+                    requests=1,
+                )
+            )
+        else:  # exact decimal arithmetic in Python: SQLite has no exact numeric type
+            conn.execute(
+                update(costs)
+                .where(*key)
+                .values(credits=current.credits + amount, requests=current.requests + 1)
+            )
+
+
+def commit_batch(
+    engine: Engine,
+    run: RunHandle,
+    store: RawRecordStore,
+    records: Sequence[RawRecordInput],
+    *,
+    connector_version: str,
+    parser_version: str,
+    cursor: dict[str, Any] | None,
+    pages: int = 0,
+    credits: Mapping[tuple[str, date], Decimal] | None = None,
+    progress: Mapping[str, Any] | None = None,
+) -> BatchResult:
+    """Store ``records`` and advance the cursor to ``cursor`` in one fenced transaction."""
+    result = BatchResult()
+    with engine.begin() as conn:
+        _fence(conn, run)
+        for record in records:
+            inserted = store.insert(
+                conn,
+                connector_id=run.connector_id,
+                connector_version=connector_version,
+                parser_version=parser_version,
+                record=record,
+                run_id=run.id,
+            )
+            if inserted.is_new:
+                result.records += 1
+                result.raw_ids.append(inserted.raw_id)
+            else:
+                result.dupes += 1
+        conn.execute(
+            update(connector_runs)
+            .where(connector_runs.c.id == run.id)
+            .values(
+                pages=connector_runs.c.pages + pages,
+                records=connector_runs.c.records + result.records,
+                dupes=connector_runs.c.dupes + result.dupes,
+                cursor_end=cursor,
+            )
+        )
+        if cursor is not None:
+            if run.backfill_id is None:
+                conn.execute(
+                    update(connectors)
+                    .where(connectors.c.id == run.connector_id)
+                    .values(cursor=cursor, cursor_updated_at=_now())
+                )
+            else:
+                conn.execute(
+                    update(connector_backfills)
+                    .where(connector_backfills.c.id == run.backfill_id)
+                    .values(
+                        last_cursor=cursor,
+                        pages_processed=connector_backfills.c.pages_processed + pages,
+                        items_processed=connector_backfills.c.items_processed + len(records),
+                        **dict(progress or {}),
+                    )
+                )
+        if credits:
+            _add_costs(conn, run.connector_id, credits)
+    return result
+
+
+def finish_run(
+    engine: Engine,
+    run: RunHandle,
+    *,
+    status: str,
+    outcome: str,
+    failure_reason: str | None = None,
+    error: str | None = None,
+    engine_stats: Mapping[str, Any] | None = None,
+    cost_credits: Decimal = Decimal(0),
+    anomalies: int = 0,
+) -> None:
+    """Close the run (fenced: a stale worker cannot overwrite the new holder's ending)."""
+    if failure_reason is not None and failure_reason not in FAILURE_REASONS:
+        raise ValueError(f"unknown failure reason {failure_reason!r}")
+    with engine.begin() as conn:
+        _fence(
+            conn,
+            run,
+            release=True,
+            status=status,
+            outcome=outcome,
+            failure_reason=failure_reason,
+            error=error,
+            finished_at=_now(),
+            engine_stats=dict(engine_stats or {}),
+            cost_credits=cost_credits,
+            anomalies=anomalies,
+        )

@@ -1,0 +1,183 @@
+"""Crawl runs end to end over real sockets, on SQLite and PostgreSQL: records and cursor commit
+together, re-runs are dupes, a failed run resumes where it stopped, a stale lease cannot commit."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from rareindex.crawl import run_connector
+from rareindex.fetching import FetchStack, build_fetch_stack
+from rareindex.settings import Settings
+from rareindex.storage import BlobStore, RawRecordStore, upgrade
+from rareindex.storage.connector_rows import sync_connectors
+from rareindex.storage.runs import LeaseLost, commit_batch, connector_cursor, start_run
+from rareindex.storage.schema import connector_runs, raw_records
+from rareindex_connectors import (
+    ConnectorHealth,
+    ConnectorMeta,
+    CrawlContext,
+    PolicySet,
+    RawRecordInput,
+    SafeResolver,
+    TransientFetchError,
+)
+from rareindex_connectors.testing import FakeWeb
+from tests.integration.fetch_helpers import running_fake_web
+
+
+class PagedShop:
+    """json.fake.test/products.json: 3 pages of 5 products, then an empty page."""
+
+    meta = ConnectorMeta(
+        id="paged-shop",
+        source="Paged Shop",
+        engines=("api",),
+        categories=("tcg_card",),
+        capabilities=("listing",),
+    )
+    version = "1"
+    parser_version = "1"
+
+    def __init__(self, base: str, *, fail_on_page: int | None = None):
+        self.base = base
+        self.fail_on_page = fail_on_page
+
+    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
+        page = (ctx.cursor or {}).get("next_page", 1)
+        while True:
+            if page == self.fail_on_page:
+                raise TransientFetchError("network fell over", url="x")
+            url = FakeWeb.url(self.base, "json.fake.test", f"/products.json?page={page}")
+            products = (await ctx.fetch(url, expect="json")).json()["products"]
+            for product in products:
+                yield RawRecordInput(external_id=str(product["id"]), url=url, payload=product)
+            if not products:
+                ctx.set_cursor({"next_page": 1, "complete": True})
+                return
+            page += 1
+            ctx.set_cursor({"next_page": page})
+
+    def normalize(self, raw: Any) -> list[Any]:
+        return []
+
+    async def health_check(self, ctx: CrawlContext) -> ConnectorHealth:
+        return ConnectorHealth(status="UP")
+
+    async def lookup(self, url: str, ctx: CrawlContext) -> list[RawRecordInput]:
+        return []
+
+
+@pytest.fixture
+def web() -> Iterator[tuple[FakeWeb, str]]:
+    with running_fake_web() as running:
+        yield running
+
+
+def _stack() -> FetchStack:
+    return build_fetch_stack(
+        Settings(_env_file=None),  # type: ignore[call-arg]
+        policies=PolicySet.from_mapping(FakeWeb.policy()),
+        resolver=SafeResolver(static=FakeWeb.resolver_map()),
+    )
+
+
+def _setup(db: Engine, tmp_path: Path, connector: PagedShop) -> RawRecordStore:
+    upgrade(db)
+    with db.begin() as conn:
+        sync_connectors(conn, [connector])
+    return RawRecordStore(BlobStore(tmp_path / "blobs"))
+
+
+def _run(connector: PagedShop, db: Engine, store: RawRecordStore, **kwargs: Any):  # type: ignore[no-untyped-def]
+    async def go():  # type: ignore[no-untyped-def]
+        stack = _stack()
+        try:
+            return await run_connector(connector, db=db, stack=stack, store=store, **kwargs)
+        finally:
+            await stack.aclose()
+
+    return asyncio.run(go())
+
+
+def _raw_ids(db: Engine) -> list[str]:
+    with db.connect() as conn:
+        return sorted(conn.execute(select(raw_records.c.external_id)).scalars())
+
+
+def test_a_run_stores_every_record_and_a_rerun_is_all_dupes(
+    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str]
+) -> None:
+    connector = PagedShop(web[1])
+    store = _setup(any_engine, tmp_path, connector)
+    first = _run(connector, any_engine, store)
+    assert (first.status, first.outcome, first.records, first.dupes) == (
+        "succeeded",
+        "complete",
+        15,
+        0,
+    )
+    assert first.pages == 4 and first.engines["api"]["success"] == 4
+    assert connector_cursor(any_engine, "paged-shop") == {"next_page": 1, "complete": True}
+    second = _run(connector, any_engine, store)
+    assert (second.records, second.dupes) == (0, 15)
+    assert len(_raw_ids(any_engine)) == 15
+    with any_engine.connect() as conn:
+        rows = conn.execute(select(connector_runs).order_by(connector_runs.c.created_at)).all()
+    assert [(r.status, r.records, r.dupes, r.pages) for r in rows] == [
+        ("succeeded", 15, 0, 4),
+        ("succeeded", 0, 15, 4),
+    ]
+
+
+def test_a_failed_run_keeps_what_it_committed_and_the_next_resumes_without_gaps(
+    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str]
+) -> None:
+    store = _setup(any_engine, tmp_path, PagedShop(web[1]))
+    failed = _run(PagedShop(web[1], fail_on_page=3), any_engine, store)
+    assert (failed.status, failed.failure_reason, failed.records) == ("failed", "transient", 10)
+    assert connector_cursor(any_engine, "paged-shop") == {"next_page": 3}
+    web[0].logs.clear()
+    resumed = _run(PagedShop(web[1]), any_engine, store)
+    assert (resumed.status, resumed.records, resumed.dupes) == ("succeeded", 5, 0)
+    assert web[0].log("json.fake.test").requests == 2  # pages 3 and 4 only: no refetch, no skip
+    assert len(_raw_ids(any_engine)) == 15 and len(set(_raw_ids(any_engine))) == 15
+
+
+def test_a_stale_lease_holder_cannot_commit(any_engine: Engine, tmp_path: Path) -> None:
+    connector = PagedShop("http://unused:1")
+    store = _setup(any_engine, tmp_path, connector)
+    stale = start_run(any_engine, connector_id="paged-shop", mode="incremental")
+    taken_over = start_run(
+        any_engine, connector_id="paged-shop", mode="incremental", run_id=stale.id
+    )
+    assert taken_over.lease_token == stale.lease_token + 1
+    record = RawRecordInput(external_id="x", url="http://x/", payload={"a": 1})
+    with pytest.raises(LeaseLost):
+        commit_batch(
+            any_engine,
+            stale,
+            store,
+            [record],
+            connector_version="1",
+            parser_version="1",
+            cursor={"next_page": 99},
+        )
+    assert connector_cursor(any_engine, "paged-shop") is None
+    commit_batch(
+        any_engine,
+        taken_over,
+        store,
+        [record],
+        connector_version="1",
+        parser_version="1",
+        cursor={"next_page": 2},
+    )
+    assert connector_cursor(any_engine, "paged-shop") == {"next_page": 2}
+    with any_engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(raw_records)).scalar_one() == 1
