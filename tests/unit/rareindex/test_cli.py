@@ -39,13 +39,16 @@ def test_demo_prints_the_real_registry_and_database(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert "embedded mode (SQLite" in first.stdout and "no broker" in first.stdout
     assert "schema: empty -> 0001" in first.stdout
-    assert "registry: 1 connectors" in first.stdout and "1 synced" in first.stdout
-    assert "coin-shop" in first.stdout and "Coin Shop & Co" in first.stdout
-    assert "Tables (27)" in first.stdout and "raw_records" in first.stdout
+    assert "registry: 1 connectors" in first.stdout
+    assert "fake web: " in first.stdout and "hosts on http://127.0.0.1:" in first.stdout
+    assert "Runs (1)" in first.stdout and "coin-shop" in first.stdout
+    assert "What the database holds" in first.stdout and "connector_runs" in first.stdout
     second = run_cli("demo", env=env)
     assert "schema: 0001 -> 0001" in second.stdout
     listed = run_cli("connectors", "list", env=env)
     assert "coin-shop" in listed.stdout and "active" in listed.stdout
+    assert "Coin Shop & Co" in listed.stdout
+    assert "│ 2    │" in listed.stdout  # two runs recorded, one per demo
 
 
 @pytest.mark.parametrize(

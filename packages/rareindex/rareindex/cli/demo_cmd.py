@@ -1,11 +1,15 @@
-"""``rareindex demo``: run what exists end to end on the embedded default and print the result.
+"""``rareindex demo``: crawl the local fake web end to end on the embedded default and print it.
 
-Today that is: migrate the database, load and validate the connector registry, mirror it into the
-database, and print the real state (registry, tables and row counts, partitions on PostgreSQL).
-The crawl of the local fake web joins when the crawler lands.
+It migrates the database, starts the fake web on 127.0.0.1 (collectibles sites and misbehaving
+hosts, one server, many host names), points the connectors' host names at it (``connect_to``:
+URLs, policies and gates keep the names), crawls every registered connector with progress bars,
+and prints the runs and what the database now holds. Nothing leaves the machine.
 """
 
 from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
 
 import typer
 from rich.table import Table
@@ -14,13 +18,15 @@ from .._version import __version__
 from ..registry import load_registry
 from ..storage import current_revision, head_revision, upgrade
 from ..storage.census import partitions, table_counts
-from ..storage.connector_rows import list_connectors, sync_connectors
 from ._common import console, database, describe_database, settings_of
-from .connectors_cmd import registry_table, report_problems
+from .connectors_cmd import report_problems
+from .crawl_cmd import crawl_connectors, summary_table
 
 
 def demo(ctx: typer.Context) -> None:
-    """Migrate, load the registry, sync it, and print what the database holds."""
+    """Migrate, serve the fake web, crawl every connector, print runs and tables."""
+    from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+
     settings = settings_of(ctx)
     broker = (settings.broker_url and "broker configured") or "no broker"
     console.print(
@@ -34,19 +40,26 @@ def demo(ctx: typer.Context) -> None:
     console.print(f"schema: {before or 'empty'} -> {current_revision(engine)} (head {head})")
 
     registry = load_registry(settings.connectors_dir)
-    with engine.begin() as conn:
-        synced = sync_connectors(conn, registry)
-        stored = {row.id: (row.status, row.runs) for row in list_connectors(conn)}
-    console.print(
-        f"registry: {len(registry)} connectors under {settings.connectors_dir}, {synced} synced"
-    )
-    console.print(registry_table(registry, stored))
+    console.print(f"registry: {len(registry)} connectors under {settings.connectors_dir}")
     report_problems(registry)
+
+    web = FakeWeb()
+    with serve_asgi(web.app) as base_url:
+        port = urlsplit(base_url).port
+        local = settings.model_copy(
+            update={"connect_to": {host: f"127.0.0.1:{port}" for host in FAKE_HOSTS}}
+        )
+        console.print(f"fake web: {len(FAKE_HOSTS)} hosts on {base_url}")
+        summaries = asyncio.run(crawl_connectors(local, engine))
+    console.print(summary_table(summaries, title=f"Runs ({len(summaries)})"))
 
     with engine.connect() as conn:
         counts = table_counts(conn)
         parts = partitions(conn)
-    table = Table("table", "rows", "partitions", title=f"Tables ({len(counts)})")
+    table = Table("table", "rows", "partitions", title="What the database holds")
     for name, rows in counts.items():
-        table.add_row(name, str(rows), str(len(parts[name])) if name in parts else "")
+        if rows or name in parts:
+            table.add_row(name, str(rows), str(len(parts[name])) if name in parts else "")
     console.print(table)
+    empty = sorted(name for name, rows in counts.items() if not rows and name not in parts)
+    console.print(f"empty until later stages run: {', '.join(empty)}")

@@ -1,0 +1,156 @@
+"""``rareindex crawl ID``: one crawl run now, with a live progress bar, then its summary."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Literal
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from ..crawl import RunSummary, run_connector
+from ..errors import ConfigError
+from ..fetching import build_fetch_stack
+from ..registry import load_registry
+from ..settings import Settings
+from ..storage import BlobStore, Engine, RawRecordStore, current_revision
+from ..storage.connector_rows import sync_connectors
+from ._common import console, database, settings_of
+
+__all__ = ["crawl", "crawl_connectors", "summary_table"]
+
+
+def summary_table(summaries: list[RunSummary], title: str = "Runs") -> Table:
+    """One row per run: what it fetched, stored, skipped as dupes, and which engines served."""
+    table = Table(
+        "connector",
+        "status",
+        "pages",
+        "records",
+        "dupes",
+        "blocked",
+        "engines",
+        "credits",
+        "seconds",
+        title=title,
+    )
+    for s in summaries:
+        engines = ", ".join(
+            f"{name} {stats['success']}/{stats['attempts']}"
+            for name, stats in s.engines.items()
+            if stats["attempts"]
+        )
+        status = s.status if not s.failure_reason else f"{s.status} ({s.failure_reason})"
+        table.add_row(
+            s.connector_id,
+            status,
+            str(s.pages),
+            str(s.records),
+            str(s.dupes),
+            str(s.blocked),
+            engines or "-",
+            str(s.credits),
+            f"{s.elapsed_s:.1f}",
+        )
+    return table
+
+
+async def crawl_connectors(
+    settings: Settings,
+    db: Engine,
+    slugs: list[str] | None = None,
+    *,
+    mode: Literal["incremental", "backfill"] = "incremental",
+    max_pages: int | None = None,
+    show_progress: bool = True,
+) -> list[RunSummary]:
+    """Run each connector (all when ``slugs`` is None) once, one after another, with progress."""
+    if current_revision(db) is None:
+        raise ConfigError("the database is empty; run `rareindex db upgrade` first")
+    registry = load_registry(settings.connectors_dir)
+    connectors = [registry.get(s) for s in slugs] if slugs else list(registry)
+    with db.begin() as conn:
+        sync_connectors(conn, registry)
+    stack = build_fetch_stack(settings)
+    store = RawRecordStore(BlobStore(settings.blob_dir))
+    summaries = []
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description:<22}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    try:
+        with Progress(*columns, console=console, disable=not show_progress) as progress:
+            for connector in connectors:
+                task = progress.add_task(connector.meta.id, total=None, stats="")
+
+                def update(summary: RunSummary, reported: object, task: TaskID = task) -> None:
+                    total = getattr(reported, "total_pages", None)
+                    progress.update(
+                        task,
+                        completed=summary.pages,
+                        total=total or None,
+                        stats=f"{summary.records} new, {summary.dupes} dupes",
+                    )
+
+                summary = await run_connector(
+                    connector,
+                    db=db,
+                    stack=stack,
+                    store=store,
+                    mode=mode,
+                    max_pages=max_pages,
+                    max_run_minutes=settings.max_run_minutes,
+                    on_progress=update,
+                )
+                progress.update(
+                    task,
+                    total=summary.pages or 1,
+                    completed=summary.pages or 1,
+                    stats=f"{summary.records} new, {summary.dupes} dupes"
+                    + (f", {summary.failure_reason}" if summary.failure_reason else ""),
+                )
+                summaries.append(summary)
+    finally:
+        await stack.aclose()
+    return summaries
+
+
+def crawl(
+    ctx: typer.Context,
+    connector_ids: Annotated[list[str], typer.Argument(help="Connector ids (slugs).")],
+    mode: Annotated[str, typer.Option(help="incremental or backfill")] = "incremental",
+    max_pages: Annotated[
+        int | None, typer.Option(min=1, help="Stop after this many pages.")
+    ] = None,
+) -> None:
+    """Crawl connectors now (a run each), showing progress; exit 1 if a run failed."""
+    modes: dict[str, Literal["incremental", "backfill"]] = {
+        "incremental": "incremental",
+        "backfill": "backfill",
+    }
+    if mode not in modes:
+        raise ConfigError(f"--mode must be incremental or backfill, not {mode!r}")
+    settings = settings_of(ctx)
+    summaries = asyncio.run(
+        crawl_connectors(
+            settings, database(settings), connector_ids, mode=modes[mode], max_pages=max_pages
+        )
+    )
+    console.print(summary_table(summaries))
+    if any(s.status == "failed" for s in summaries):
+        raise typer.Exit(1)
