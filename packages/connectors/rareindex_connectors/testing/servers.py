@@ -80,6 +80,7 @@ def serve_asgi(
     app: Any,
     *,
     host: str = "127.0.0.1",
+    port: int = 0,
     startup_timeout: float = 10.0,
     shutdown_timeout: float = 5.0,
 ) -> Iterator[str]:
@@ -88,6 +89,7 @@ def serve_asgi(
     Args:
         app: any ASGI 3 application (Starlette app, FastAPI app, a bare callable).
         host: loopback address to bind; the default keeps tests off the network.
+        port: port to listen on; 0 (the default) lets the kernel pick a free one.
         startup_timeout: seconds to wait for the server to accept connections.
         shutdown_timeout: seconds to wait for in-flight requests when leaving the block; after
             that, running requests are cancelled.
@@ -96,7 +98,7 @@ def serve_asgi(
         RuntimeError: the server did not start (for example, the app's lifespan startup failed)
             or did not stop in time.
     """
-    sock = _bind(host)
+    sock = _bind(host, port)
     port = sock.getsockname()[1]
     server = uvicorn.Server(_config(app, shutdown_timeout))
     thread = threading.Thread(
@@ -111,10 +113,14 @@ def serve_asgi(
         sock.close()
 
 
-def _bind(host: str) -> socket.socket:
+def _bind(host: str, port: int = 0) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, 0))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise RuntimeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     return sock
 
 

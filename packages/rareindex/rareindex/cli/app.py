@@ -22,7 +22,7 @@ from .._version import __version__
 from ..errors import RareIndexError
 from ..logging import configure_logging
 from ..settings import Settings, load_settings
-from . import connectors_cmd, crawl_cmd, db_cmd, demo_cmd
+from . import connectors_cmd, crawl_cmd, db_cmd, demo_cmd, fakeweb_cmd
 
 __all__ = ["app", "main"]
 
@@ -37,6 +37,7 @@ app.add_typer(db_cmd.app, name="db")
 app.add_typer(connectors_cmd.app, name="connectors")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)
+app.command("fakeweb")(fakeweb_cmd.fakeweb)
 
 
 def _version(value: bool) -> None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from typing import Annotated
+
 import typer
 from rich.table import Table
 
+from ..check import check_connector
 from ..registry import Registry, load_registry
 from ..storage import current_revision
 from ..storage.connector_rows import list_connectors
 from ._common import console, database, errors, settings_of
+from ._fakeweb import fake_web_settings
 
 app = typer.Typer(help="Inspect the connector registry.", no_args_is_help=True)
 
@@ -65,3 +71,48 @@ def list_cmd(ctx: typer.Context) -> None:
     report_problems(registry)
     if registry.problems:
         raise typer.Exit(2)
+
+
+@app.command("check")
+def check_cmd(
+    ctx: typer.Context,
+    connector_id: Annotated[str, typer.Argument(help="The connector's id (slug).")],
+    fake_web: Annotated[
+        bool, typer.Option("--fake-web", help="Serve the local fake web and point at it.")
+    ] = False,
+) -> None:
+    """Fetch one page through the router and show what would be stored and normalized;
+    exit 1 when nothing could be fetched or normalized."""
+    settings = settings_of(ctx)
+    connector = load_registry(settings.connectors_dir).get(connector_id)
+    with contextlib.ExitStack() as stack:
+        if fake_web:
+            settings, _ = stack.enter_context(fake_web_settings(settings))
+        report = asyncio.run(check_connector(connector, settings))
+    if report.fetch_error:
+        errors.print(f"[bold red]error:[/] {connector_id}: {report.fetch_error}", soft_wrap=True)
+        raise typer.Exit(1)
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.kinds().items())) or "nothing"
+    engines = ", ".join(
+        f"{name} {s['success']}/{s['attempts']}"  # type: ignore[index]
+        for name, s in report.engines.items()
+    )
+    console.print(
+        f"{connector_id}: fetched {len(report.raws)} raw records ({engines}); "
+        f"normalized to {kinds}; {len(report.failures)} failed to parse"
+    )
+    table = Table("raw", "kind", "external id", "title", "price", title="First records")
+    for record in report.normalized[:10]:
+        price = getattr(record, "price", None) or getattr(record, "hammer_price", None)
+        table.add_row(
+            str(len(table.rows) + 1),
+            record.kind,
+            record.external_id,
+            record.title[:60],
+            str(price) if price else "",
+        )
+    console.print(table)
+    for raw_id, reason, field in report.failures[:20]:
+        errors.print(f"parse failed: {raw_id}: {reason}" + (f" at {field}" if field else ""))
+    if not report.ok:
+        raise typer.Exit(1)

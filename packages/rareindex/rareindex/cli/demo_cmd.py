@@ -9,7 +9,6 @@ and prints the runs and what the database now holds. Nothing leaves the machine.
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import urlsplit
 
 import typer
 from rich.table import Table
@@ -19,13 +18,14 @@ from ..registry import load_registry
 from ..storage import current_revision, head_revision, upgrade
 from ..storage.census import partitions, table_counts
 from ._common import console, database, describe_database, settings_of
+from ._fakeweb import fake_web_settings
 from .connectors_cmd import report_problems
 from .crawl_cmd import crawl_connectors, summary_table
 
 
 def demo(ctx: typer.Context) -> None:
     """Migrate, serve the fake web, crawl every connector, print runs and tables."""
-    from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+    from rareindex_connectors.testing import FAKE_HOSTS
 
     settings = settings_of(ctx)
     broker = (settings.broker_url and "broker configured") or "no broker"
@@ -43,12 +43,7 @@ def demo(ctx: typer.Context) -> None:
     console.print(f"registry: {len(registry)} connectors under {settings.connectors_dir}")
     report_problems(registry)
 
-    web = FakeWeb()
-    with serve_asgi(web.app) as base_url:
-        port = urlsplit(base_url).port
-        local = settings.model_copy(
-            update={"connect_to": {host: f"127.0.0.1:{port}" for host in FAKE_HOSTS}}
-        )
+    with fake_web_settings(settings) as (local, base_url):
         console.print(f"fake web: {len(FAKE_HOSTS)} hosts on {base_url}")
         summaries = asyncio.run(crawl_connectors(local, engine))
     console.print(summary_table(summaries, title=f"Runs ({len(summaries)})"))
