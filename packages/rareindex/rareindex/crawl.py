@@ -46,11 +46,13 @@ from rareindex_connectors import (
     UnsafeURL,
 )
 
-from .fetching import FetchStack
-from .storage import Engine, RawRecordStore
-from .storage.runs import LeaseLost, commit_batch, finish_run, start_run
+from .fetching import FetchStack, build_fetch_stack
+from .registry import load_registry
+from .settings import Settings
+from .storage import BlobStore, Engine, RawRecordStore
+from .storage.runs import LeaseLost, commit_batch, finish_run, load_run, start_run
 
-__all__ = ["RunSummary", "failure_reason", "run_connector"]
+__all__ = ["RunSummary", "failure_reason", "run_connector", "run_queued"]
 
 log = structlog.get_logger(__name__)
 
@@ -241,3 +243,39 @@ async def run_connector(
         elapsed_ms=int(summary.elapsed_s * 1000),
     )
     return summary
+
+
+async def run_queued(
+    run_id: str, *, db: Engine, settings: Settings, stack: FetchStack | None = None
+) -> RunSummary | None:
+    """Run (or take over) the queued run ``run_id``: what a crawl worker does with a message.
+
+    Returns None, doing nothing, when the run no longer needs doing (finished, or held by a live
+    lease elsewhere): a duplicate or late message is a no-op.
+    """
+    stored = load_run(db, run_id)
+    if stored is None:
+        log.warning("crawl.unknown_run", run=run_id)
+        return None
+    live_lease = stored.lease_expires_at is not None and stored.lease_expires_at > datetime.now(UTC)
+    if stored.status not in ("queued", "running") or (stored.status == "running" and live_lease):
+        log.info("crawl.skipped", run=run_id, status=stored.status, reason="not_due")
+        return None
+    registry = load_registry(settings.connectors_dir)
+    connector = registry.get(stored.connector_id)
+    own_stack = stack is None
+    stack = stack or build_fetch_stack(settings)
+    try:
+        return await run_connector(
+            connector,
+            db=db,
+            stack=stack,
+            store=RawRecordStore(BlobStore(settings.blob_dir)),
+            mode="backfill" if stored.mode == "backfill" else "incremental",
+            backfill_id=stored.backfill_id,
+            run_id=run_id,
+            max_run_minutes=settings.max_run_minutes,
+        )
+    finally:
+        if own_stack:
+            await stack.aclose()

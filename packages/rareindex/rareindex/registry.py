@@ -29,7 +29,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rareindex_connectors import Connector, ConnectorError
+from rareindex_connectors import Connector, ConnectorError, ConnectorMeta
+from rareindex_connectors.stores import CONFIG_KINDS as STORE_KINDS
+from rareindex_connectors.stores import StoreConfig
 
 from .errors import ConfigError
 
@@ -37,7 +39,10 @@ __all__ = ["CONFIG_KINDS", "Problem", "Registry", "load_registry"]
 
 ConfigFactory = Callable[[Mapping[str, Any], Path], Connector]
 
-CONFIG_KINDS: dict[str, ConfigFactory] = {}
+CONFIG_KINDS: dict[str, ConfigFactory] = {
+    kind: (lambda data, path, cls=cls: cls.from_config(data, slug=path.stem))
+    for kind, cls in STORE_KINDS.items()
+}
 """Config-only connector kinds: folder name (``shopify``) -> factory from the parsed file."""
 
 _SKIP_DIRS = {"domains.d", "__pycache__"}
@@ -159,7 +164,7 @@ def _load_config_connector(path: Path, root: Path) -> Connector:
         raise ConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
     try:
         connector = factory(data, path)
-    except (ConnectorError, ValidationError) as exc:
+    except (ConnectorError, ValidationError, ValueError) as exc:
         raise ConfigError(f"{path}: {_first_line(exc)}") from None
     _check_contract(connector, path)
     return connector
@@ -189,12 +194,13 @@ def _first_line(exc: Exception) -> str:
         return str(exc).splitlines()[0]
     errors = exc.errors(include_url=False)
     missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"]]
+    known = [*missing, *StoreConfig.model_fields, *ConnectorMeta.model_fields]
     parts = []
     for error in errors[:5]:
         where = ".".join(str(p) for p in error["loc"])
         message = error["msg"]
         if error["type"] == "extra_forbidden":
-            guess = difflib.get_close_matches(str(error["loc"][-1]), missing, n=1)
+            guess = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
             message = f"unknown key{f' (did you mean {guess[0]!r}?)' if guess else ''}"
         parts.append(f"{where}: {message}")
     return f"{exc.title}: " + "; ".join(parts)

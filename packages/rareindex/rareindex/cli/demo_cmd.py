@@ -9,11 +9,13 @@ and prints the runs and what the database now holds. Nothing leaves the machine.
 from __future__ import annotations
 
 import asyncio
+import os
 
 import typer
 from rich.table import Table
 
 from .._version import __version__
+from ..logging import configure_logging
 from ..registry import load_registry
 from ..storage import current_revision, head_revision, upgrade
 from ..storage.census import partitions, table_counts
@@ -28,6 +30,8 @@ def demo(ctx: typer.Context) -> None:
     from rareindex_connectors.testing import FAKE_HOSTS
 
     settings = settings_of(ctx)
+    if "RI_LOG_LEVEL" not in os.environ:  # the tables tell the story; logs only for warnings
+        configure_logging(settings.model_copy(update={"log_level": "warning"}))
     broker = (settings.broker_url and "broker configured") or "no broker"
     console.print(
         f"[bold]RareIndex {__version__}[/] — {settings.mode} mode "

@@ -35,6 +35,7 @@ __all__ = [
     "commit_batch",
     "connector_cursor",
     "finish_run",
+    "load_run",
     "start_run",
 ]
 
@@ -93,6 +94,29 @@ def connector_cursor(engine: Engine, connector_id: str) -> dict[str, Any] | None
         return conn.execute(
             select(connectors.c.cursor).where(connectors.c.id == connector_id)
         ).scalar_one_or_none()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """A run row as the crawler needs it to take the run over."""
+
+    id: str
+    connector_id: str
+    mode: str
+    status: str
+    backfill_id: str | None
+    lease_expires_at: datetime | None
+
+
+def load_run(engine: Engine, run_id: str) -> StoredRun | None:
+    """The run ``run_id``, or None when it does not exist."""
+    with engine.connect() as conn:
+        row = conn.execute(select(connector_runs).where(connector_runs.c.id == run_id)).first()
+    if row is None:
+        return None
+    return StoredRun(
+        row.id, row.connector_id, row.mode, row.status, row.backfill_id, row.lease_expires_at
+    )
 
 
 def start_run(

@@ -2,11 +2,13 @@
 
 Grouped by concept: :mod:`.registry` (connectors and their runtime state), :mod:`.raw` (immutable
 captures), :mod:`.canonical` (the asset graph), :mod:`.observations` (sales, listings, lots…),
-:mod:`.provenance` (certificates) and :mod:`.fx` (rates and the multi-currency views).
+:mod:`.provenance` (certificates), :mod:`.fx` (rates and the multi-currency views) and
+:mod:`.coordination` (leases and the run-queue indexes).
 """
 
 from ._base import metadata
 from .canonical import asset_variants, assets, brands, sets
+from .coordination import ACTIVE_RUN_STATUSES, leases
 from .fx import VIEW_CURRENCIES, fx_rates, multi_currency_view_sql
 from .observations import (
     auction_lots,
@@ -45,6 +47,7 @@ IMMUTABLE_TABLES = ("raw_records", "raw_record_keys")
 VIEWS = ("sales_multi_currency", "listings_multi_currency")
 
 __all__ = [
+    "ACTIVE_RUN_STATUSES",
     "IMMUTABLE_TABLES",
     "PARTITIONED_TABLES",
     "VIEWS",
@@ -65,6 +68,7 @@ __all__ = [
     "crawl_state",
     "fx_rates",
     "images",
+    "leases",
     "listing_events",
     "listings",
     "metadata",

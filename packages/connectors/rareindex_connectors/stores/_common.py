@@ -1,0 +1,75 @@
+"""What both store connectors share: paging a feed collection by collection with a resumable
+cursor ``{"collection": i, "page": n}``, and the health probe."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from .._context import CrawlContext, FetchResult
+from .._errors import ConnectorError
+from .._health import ConnectorHealth
+from .._raw import RawRecordInput
+from ..adapters.pagination import Extractor, PageNumber, PageRequest, paginate
+
+__all__ = ["crawl_collections", "probe"]
+
+
+async def crawl_collections(
+    ctx: CrawlContext,
+    *,
+    collections: tuple[str | None, ...],
+    start: Callable[[str | None], PageRequest],
+    extract: Extractor,
+    record: Callable[[Mapping[str, Any], FetchResult], RawRecordInput],
+    max_pages: int,
+) -> AsyncIterator[RawRecordInput]:
+    """Every item of every collection, one raw record each, the cursor moved after each page.
+
+    A finished sweep leaves the cursor at the start with ``sweeps`` counted, so the next
+    incremental run sweeps again (unchanged items are dupes, not rows).
+    """
+    cursor: dict[str, Any] = dict(ctx.cursor or {})
+    first_collection = int(cursor.get("collection", 0))
+    resume_page = int(cursor.get("page", 1))
+    sweeps = int(cursor.get("sweeps", 0))
+    if first_collection >= len(collections):  # the configured collections changed: start over
+        first_collection, resume_page = 0, 1
+    budget = ctx.options.max_pages or max_pages
+
+    async def fetch_page(request: PageRequest) -> FetchResult:
+        return await ctx.fetch(request.url, expect="json", params=dict(request.params))
+
+    for index in range(first_collection, len(collections)):
+        request = start(collections[index])
+        if index == first_collection and resume_page > 1:
+            request = PageRequest(request.url, {**request.params, "page": resume_page})
+        last_next: PageRequest | None = None
+        async for page in paginate(
+            fetch_page, start=request, strategy=PageNumber(), extract=extract, max_pages=budget
+        ):
+            for item in page.items:
+                yield record(item, page.result)
+            last_next = page.next_request
+            if last_next is not None:
+                ctx.set_cursor(
+                    {"collection": index, "page": int(last_next.params["page"]), "sweeps": sweeps}
+                )
+            ctx.progress(pages=1, items=len(page.items), total_pages=page.total_pages)
+            budget -= 1
+        if budget <= 0 and last_next is not None:
+            return  # the page budget ran out mid-collection: resume here next run
+        ctx.set_cursor({"collection": index + 1, "page": 1, "sweeps": sweeps})
+    ctx.set_cursor({"collection": 0, "page": 1, "sweeps": sweeps + 1})
+
+
+async def probe(
+    ctx: CrawlContext, url: str, parse: Callable[[FetchResult], object]
+) -> ConnectorHealth:
+    """One small fetch and parse: UP when it works, BROKEN with the reason when it does not."""
+    try:
+        result = await ctx.fetch(url, expect="json")
+        parse(result)
+    except ConnectorError as exc:
+        return ConnectorHealth(status="BROKEN", message=f"{type(exc).__name__}: {exc}"[:300])
+    return ConnectorHealth(status="UP", latency_ms=result.elapsed_ms)

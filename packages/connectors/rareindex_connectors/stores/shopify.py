@@ -1,0 +1,116 @@
+"""``ShopifyStoreConnector``: a Shopify storefront as a config-only connector.
+
+Crawls ``/products.json`` (or each configured collection's) 250 products a page until an empty
+page; one raw record per product (its JSON as the store sent it); ``normalize()`` turns each
+variant into a :class:`Listing` with identifiers and grades lifted from the title;
+``lookup()`` resolves ``/products/<handle>`` URLs.
+
+Example:
+    >>> connector = ShopifyStoreConnector.from_config(
+    ...     {"source": "Demo Cards", "base_url": "https://cards.example", "currency": "USD",
+    ...      "categories": ["tcg_card"]}, slug="demo-cards")
+    >>> connector.meta.id, connector.meta.capabilities
+    ('demo-cards', ('listing', 'url_lookup'))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from .._context import CrawlContext, FetchResult
+from .._errors import ParseError, ParseReason
+from .._health import ConnectorHealth
+from .._normalized import NormalizedRecord
+from .._raw import RawRecord, RawRecordInput
+from ..adapters.pagination import PageRequest
+from ..adapters.shopify import (
+    SHOPIFY_MAX_LIMIT,
+    extract_shopify_page,
+    parse_shopify_products,
+    shopify_products_url,
+)
+from ._common import crawl_collections, probe
+from .config import StoreConfig
+
+__all__ = ["ShopifyStoreConnector"]
+
+
+class ShopifyStoreConnector:
+    """One Shopify store, configured by a :class:`StoreConfig`."""
+
+    version = "1"
+    parser_version = "1"
+
+    def __init__(self, config: StoreConfig, *, slug: str):
+        self.config = config
+        self.meta = config.meta(slug, platform="shopify")
+
+    @classmethod
+    def from_config(cls, data: Mapping[str, Any], *, slug: str) -> ShopifyStoreConnector:
+        """Validate a parsed config file (``ValidationError`` names the field)."""
+        return cls(StoreConfig.model_validate(data), slug=slug)
+
+    def _start(self, collection: str | None) -> PageRequest:
+        limit = self.config.page_size or SHOPIFY_MAX_LIMIT
+        url = shopify_products_url(self.config.origin, 1, limit, collection)
+        path = url.split("?", 1)[0]
+        return PageRequest(path, {"limit": limit, "page": 1})
+
+    def _record(self, product: Mapping[str, Any], result: FetchResult) -> RawRecordInput:
+        if not isinstance(product, Mapping) or "id" not in product:
+            raise ParseError(
+                ParseReason.UNEXPECTED_SHAPE, "a product object with an id", snippet=repr(product)
+            )
+        handle = product.get("handle") or product["id"]
+        return RawRecordInput(
+            external_id=str(product["id"]),
+            url=f"{self.config.origin}/products/{handle}",
+            payload=dict(product),
+            engine=result.engine,
+            http_status=result.status,
+        )
+
+    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
+        collections: tuple[str | None, ...] = self.config.collections or (None,)
+        async for record in crawl_collections(
+            ctx,
+            collections=collections,
+            start=self._start,
+            extract=extract_shopify_page,
+            record=self._record,
+            max_pages=self.config.max_pages,
+        ):
+            yield record
+
+    def normalize(self, raw: RawRecord) -> list[NormalizedRecord]:
+        page = parse_shopify_products(
+            {"products": [raw.payload]},
+            base_url=self.config.origin,
+            currency=self.config.currency,
+            category=self.config.default_category,
+        )
+        return list(page.listings)
+
+    async def health_check(self, ctx: CrawlContext) -> ConnectorHealth:
+        url = shopify_products_url(self.config.origin, 1, 1)
+        return await probe(ctx, url, lambda result: extract_shopify_page(result))
+
+    async def lookup(self, url: str, ctx: CrawlContext) -> list[RawRecordInput]:
+        match = re.match(r"^/products/([^/?#]+)", urlsplit(url).path)
+        if not self.meta.matches_url(url) or match is None:
+            return []
+        result = await ctx.fetch(
+            f"{self.config.origin}/products/{match.group(1)}.json", expect="json"
+        )
+        product = result.json().get("product") if isinstance(result.json(), dict) else None
+        if not isinstance(product, Mapping):
+            raise ParseError(
+                ParseReason.MISSING_FIELD,
+                "no product in the response",
+                field="product",
+                snippet=result.text,
+            )
+        return [self._record(product, result)]

@@ -1,0 +1,291 @@
+"""The run queue in ``connector_runs``: what is due, enqueueing it once, and finding lost runs.
+
+A queued run is a ``connector_runs`` row with status ``queued``; the broker message that follows
+carries only its id. Durable state is here, so a lost message is found again by
+:func:`sweep_stale_runs` and re-sent, and a worker that takes a run over fences the old holder
+(``start_run(run_id=…)`` bumps the run's lease token).
+
+At most one run per connector is ``queued`` or ``running``: the partial unique index
+``ux_connector_runs_active`` enforces it, so :func:`enqueue_run` is a no-op by constraint —
+``INSERT … ON CONFLICT DO NOTHING … RETURNING`` — even when two transactions race, not merely by a
+prior SELECT.
+
+Example:
+    >>> with engine.begin() as conn:                                             # doctest: +SKIP
+    ...     plan = due_connectors(conn, now, {c.meta.id: c.meta for c in registry})
+    ...     run_ids = [enqueue_run(conn, d.connector_id, d.mode, d.backfill_id) for d in plan.due]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import Connection, exists, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from rareindex_connectors import ConnectorMeta, refresh_interval
+
+from .ids import new_id
+from .schema import ACTIVE_RUN_STATUSES, connector_backfills, connector_runs, connectors
+from .schema.coordination import ACTIVE_RUN_PREDICATE
+
+__all__ = [
+    "SKIP_REASONS",
+    "Due",
+    "DuePlan",
+    "Skip",
+    "Sweep",
+    "due_connectors",
+    "enqueue_run",
+    "sweep_stale_runs",
+]
+
+Mode = Literal["incremental", "backfill"]
+
+SKIP_REASONS = frozenset(
+    {"not_active", "not_in_registry", "requires_unmet", "already_queued", "backfill_backoff"}
+)
+"""Why a connector that wanted a run got none: a closed vocabulary, safe as a metric label."""
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A run to enqueue: an incremental crawl, or the next slice of a backfill campaign."""
+
+    connector_id: str
+    mode: Mode
+    backfill_id: str | None = None
+    last_started_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A connector that wanted a run and gets none this time, and why (:data:`SKIP_REASONS`)."""
+
+    connector_id: str
+    reason: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class DuePlan:
+    """What one scheduler tick decided."""
+
+    due: list[Due] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Sweep:
+    """Runs found by :func:`sweep_stale_runs`: ids to hand to the broker again, and ids closed."""
+
+    resend: list[str] = field(default_factory=list)
+    crashed: list[str] = field(default_factory=list)
+
+
+def enqueue_run(
+    conn: Connection,
+    connector_id: str,
+    mode: str,
+    backfill_id: str | None = None,
+    *,
+    now: datetime | None = None,
+) -> str | None:
+    """Insert a ``queued`` run and return its id — or None, writing nothing, when the connector
+    already has a queued or running run (refused by the unique index, race-free)."""
+    if mode not in ("incremental", "backfill"):
+        raise ValueError(f"unknown run mode {mode!r}; known: backfill, incremental")
+    if (mode == "backfill") != (backfill_id is not None):
+        raise ValueError("a backfill run needs its backfill_id, and only a backfill run has one")
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    statement = (
+        dialect.insert(connector_runs)
+        .values(
+            id=new_id("run"),
+            connector_id=connector_id,
+            mode=mode,
+            backfill_id=backfill_id,
+            status="queued",
+            lease_token=0,
+            queued_at=now or datetime.now(UTC),
+        )
+        .on_conflict_do_nothing(
+            index_elements=[connector_runs.c.connector_id],
+            index_where=ACTIVE_RUN_PREDICATE,
+        )
+        .returning(connector_runs.c.id)
+    )
+    return conn.execute(statement).scalar_one_or_none()
+
+
+def _missing_env(meta: ConnectorMeta, env: Mapping[str, str]) -> list[str]:
+    return [name for name in meta.requires if not env.get(name)]
+
+
+def due_connectors(
+    conn: Connection,
+    now: datetime,
+    registry_metas: Mapping[str, ConnectorMeta],
+    *,
+    env: Mapping[str, str] | None = None,
+    backfill_retry_after: timedelta = timedelta(minutes=15),
+) -> DuePlan:
+    """Which connectors should get a run now, computed from stored times (so missed ticks only
+    delay, never lose, a crawl).
+
+    A connector wants an **incremental** run when the last incremental run that started did so at
+    least its refresh interval ago (never started: at once) — a failed run counts, so a broken
+    source is retried once per interval, not every tick. Otherwise it wants the next slice of its
+    oldest ``running`` **backfill** campaign, unless the last slice failed less than
+    ``backfill_retry_after`` ago. It gets one only when its status is ``active``, it is in the
+    registry, every ``requires`` variable is set in ``env`` (default: the process environment) and
+    it has no queued or running run.
+    """
+    env = os.environ if env is None else env
+    last_started = (
+        select(func.max(connector_runs.c.started_at))
+        .where(
+            connector_runs.c.connector_id == connectors.c.id,
+            connector_runs.c.mode == "incremental",
+        )
+        .scalar_subquery()
+    )
+    busy = exists().where(
+        connector_runs.c.connector_id == connectors.c.id,
+        connector_runs.c.status.in_(ACTIVE_RUN_STATUSES),
+    )
+    rows = conn.execute(
+        select(
+            connectors.c.id,
+            connectors.c.status,
+            connectors.c.refresh_class,
+            last_started.label("last_started_at"),
+            busy.label("busy"),
+        ).order_by(connectors.c.id)
+    ).all()
+    backfills = _next_backfills(conn, now, backfill_retry_after)
+    plan = DuePlan()
+    for row in rows:
+        meta = registry_metas.get(row.id)
+        refresh_class = meta.refresh_class if meta is not None else row.refresh_class
+        last: datetime | None = row.last_started_at
+        wants: Due | None = None
+        backoff: dict[str, Any] | None = None
+        if last is None or now - last >= refresh_interval(refresh_class):
+            wants = Due(row.id, "incremental", None, last)
+        elif row.id in backfills:
+            backfill_id, failed_at = backfills[row.id]
+            wants = Due(row.id, "backfill", backfill_id, last)
+            if failed_at is not None:
+                backoff = {"backfill": backfill_id, "failed_at": failed_at.isoformat()}
+        if wants is None:
+            continue
+        detail: dict[str, Any] = {"mode": wants.mode}
+        if row.status != "active":
+            plan.skipped.append(Skip(row.id, "not_active", {**detail, "status": row.status}))
+        elif meta is None:
+            plan.skipped.append(Skip(row.id, "not_in_registry", detail))
+        elif missing := _missing_env(meta, env):
+            plan.skipped.append(Skip(row.id, "requires_unmet", {**detail, "missing": missing}))
+        elif row.busy:
+            plan.skipped.append(Skip(row.id, "already_queued", detail))
+        elif backoff is not None:
+            plan.skipped.append(Skip(row.id, "backfill_backoff", {**detail, **backoff}))
+        else:
+            plan.due.append(wants)
+    return plan
+
+
+def _next_backfills(
+    conn: Connection, now: datetime, retry_after: timedelta
+) -> dict[str, tuple[str, datetime | None]]:
+    """Per connector, its oldest running campaign and, when its last slice failed within
+    ``retry_after``, when that was."""
+    campaigns = conn.execute(
+        select(connector_backfills.c.id, connector_backfills.c.connector_id)
+        .where(connector_backfills.c.status == "running")
+        .order_by(connector_backfills.c.created_at, connector_backfills.c.id)
+    ).all()
+    chosen: dict[str, tuple[str, datetime | None]] = {}
+    for campaign in campaigns:
+        if campaign.connector_id in chosen:
+            continue
+        last = conn.execute(
+            select(connector_runs.c.status, connector_runs.c.finished_at)
+            .where(connector_runs.c.backfill_id == campaign.id)
+            .order_by(connector_runs.c.created_at.desc(), connector_runs.c.id.desc())
+            .limit(1)
+        ).first()
+        failed_at = last.finished_at if last is not None and last.status == "failed" else None
+        if failed_at is not None and now - failed_at >= retry_after:
+            failed_at = None
+        chosen[campaign.connector_id] = (campaign.id, failed_at)
+    return chosen
+
+
+def sweep_stale_runs(
+    conn: Connection, now: datetime, *, resend_after: timedelta, max_claims: int = 3
+) -> Sweep:
+    """Find runs whose message was lost or whose worker died, so no connector stays occupied.
+
+    * ``queued`` runs handed to the broker ``resend_after`` ago or more are re-sent;
+    * ``running`` runs whose lease expired are re-sent for another worker to take over from the
+      committed cursor — unless they were claimed ``max_claims`` times already (a run that kills
+      its worker): those are closed as ``failed/crashed`` and their token bumped, so a worker
+      still holding the old one commits nothing.
+
+    ``queued_at`` of a re-sent run becomes ``now``: it records when the run was last handed out.
+    """
+    cutoff = now - resend_after
+    not_sent_lately = or_(
+        connector_runs.c.queued_at.is_(None), connector_runs.c.queued_at <= cutoff
+    )
+    stale = conn.execute(
+        select(connector_runs.c.id, connector_runs.c.status, connector_runs.c.lease_token)
+        .where(
+            not_sent_lately,
+            or_(
+                connector_runs.c.status == "queued",
+                (connector_runs.c.status == "running") & (connector_runs.c.lease_expires_at <= now),
+            ),
+        )
+        .order_by(connector_runs.c.queued_at, connector_runs.c.id)
+    ).all()
+    sweep = Sweep()
+    for run in stale:
+        same_state = (
+            connector_runs.c.id == run.id,
+            connector_runs.c.status == run.status,
+            connector_runs.c.lease_token == run.lease_token,
+        )
+        if run.status == "running" and run.lease_token >= max_claims:
+            closed = conn.execute(
+                update(connector_runs)
+                .where(*same_state, connector_runs.c.lease_expires_at <= now)
+                .values(
+                    status="failed",
+                    outcome="failed",
+                    failure_reason="crashed",
+                    error=f"lease expired after {run.lease_token} claims; closed by the scheduler",
+                    finished_at=now,
+                    lease_token=connector_runs.c.lease_token + 1,
+                    lease_expires_at=None,
+                )
+                .returning(connector_runs.c.id)
+            ).first()
+            if closed is not None:
+                sweep.crashed.append(run.id)
+            continue
+        resent = conn.execute(
+            update(connector_runs)
+            .where(*same_state)
+            .values(queued_at=now)
+            .returning(connector_runs.c.id)
+        ).first()
+        if resent is not None:
+            sweep.resend.append(run.id)
+    return sweep
