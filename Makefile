@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test bench lint typecheck unit integration services install clean
+.PHONY: help demo test bench golden lint typecheck unit integration services install clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ typecheck: $(STAMP) ## mypy: strict on the SDK, checked elsewhere
 bench: $(STAMP) ## Benchmarks against peers (not part of make test); prints ratios from one run
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	$(BIN)/python -m bench.fetch
+
+golden: $(STAMP) ## Re-record each connector's fixtures and golden output from the fake web
+	$(BIN)/python -m tests.contract.recording
 
 unit: $(STAMP) ## Only the tests that need no services
 	$(BIN)/python -m pytest tests/unit

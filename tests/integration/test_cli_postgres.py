@@ -6,7 +6,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from rareindex.storage import head_revision
 from tests.cli_helpers import run_cli
+
+HEAD = head_revision()
 
 
 def test_demo_and_db_commands_on_postgres(pg_url: str, pg_engine: Engine, tmp_path: Path) -> None:
@@ -14,7 +17,7 @@ def test_demo_and_db_commands_on_postgres(pg_url: str, pg_engine: Engine, tmp_pa
     demo = run_cli("demo", env=env)
     assert demo.returncode == 0, demo.stderr
     assert "embedded mode (PostgreSQL 127.0.0.1:5432/" in demo.stdout
-    assert "schema: empty -> 0001" in demo.stdout
+    assert f"schema: empty -> {HEAD}" in demo.stdout
     # raw_records, sales and price_observations: DEFAULT + 5 monthly partitions each
     assert (
         next(line for line in demo.stdout.splitlines() if "│ raw_records " in line)

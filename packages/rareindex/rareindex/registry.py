@@ -39,9 +39,16 @@ __all__ = ["CONFIG_KINDS", "Problem", "Registry", "load_registry"]
 
 ConfigFactory = Callable[[Mapping[str, Any], Path], Connector]
 
+
+def _store_factory(cls: Any) -> ConfigFactory:
+    def build(data: Mapping[str, Any], path: Path) -> Connector:
+        return cls.from_config(data, slug=path.stem)  # type: ignore[no-any-return]
+
+    return build
+
+
 CONFIG_KINDS: dict[str, ConfigFactory] = {
-    kind: (lambda data, path, cls=cls: cls.from_config(data, slug=path.stem))
-    for kind, cls in STORE_KINDS.items()
+    kind: _store_factory(cls) for kind, cls in STORE_KINDS.items()
 }
 """Config-only connector kinds: folder name (``shopify``) -> factory from the parsed file."""
 

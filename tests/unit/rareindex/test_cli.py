@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 
 from rareindex import __version__
+from rareindex.storage import head_revision
 from tests.cli_helpers import run_cli
 from tests.unit.rareindex.test_registry import CONNECTOR, write
+
+HEAD = head_revision()
 
 
 def test_version() -> None:
@@ -20,12 +23,12 @@ def test_version() -> None:
 def test_db_upgrade_current_downgrade(tmp_path: Path) -> None:
     env = {"RI_DATA_DIR": str(tmp_path)}
     assert (
-        "current base (empty), head 0001: run `rareindex db upgrade`"
+        f"current base (empty), head {HEAD}: run `rareindex db upgrade`"
         in run_cli("db", "current", env=env).stdout
     )
-    assert run_cli("db", "upgrade", env=env).stdout.strip() == "database at revision 0001"
+    assert run_cli("db", "upgrade", env=env).stdout.strip() == f"database at revision {HEAD}"
     assert (tmp_path / "rareindex.db").exists()
-    assert "current 0001, head 0001: up to date" in run_cli("db", "current", env=env).stdout
+    assert f"current {HEAD}, head {HEAD}: up to date" in run_cli("db", "current", env=env).stdout
     assert "partitions created: 0" in run_cli("db", "maintain", env=env).stdout
     down = run_cli("db", "downgrade", "base", env=env)
     assert down.returncode == 0 and "base (empty)" in down.stdout
@@ -38,13 +41,13 @@ def test_demo_prints_the_real_registry_and_database(tmp_path: Path) -> None:
     first = run_cli("demo", env=env)
     assert first.returncode == 0, first.stderr
     assert "embedded mode (SQLite" in first.stdout and "no broker" in first.stdout
-    assert "schema: empty -> 0001" in first.stdout
+    assert f"schema: empty -> {HEAD}" in first.stdout
     assert "registry: 1 connectors" in first.stdout
     assert "fake web: " in first.stdout and "hosts on http://127.0.0.1:" in first.stdout
     assert "Runs (1)" in first.stdout and "coin-shop" in first.stdout
     assert "What the database holds" in first.stdout and "connector_runs" in first.stdout
     second = run_cli("demo", env=env)
-    assert "schema: 0001 -> 0001" in second.stdout
+    assert f"schema: {HEAD} -> {HEAD}" in second.stdout
     listed = run_cli("connectors", "list", env=env)
     assert "coin-shop" in listed.stdout and "active" in listed.stdout
     assert "Coin Shop & Co" in listed.stdout

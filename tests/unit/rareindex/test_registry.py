@@ -79,9 +79,14 @@ def test_loads_code_connectors_and_ignores_policy_files(tmp_path: Path) -> None:
         ("api/coin-shop.py", "import nonexistent_module\n", "ModuleNotFoundError"),
         ("api/coin-shop.py", "def broken(:\n", "SyntaxError"),
         (
+            "ebay/coin-shop.toml",
+            'base_url = "https://x.example"\n',
+            "no config-only connector kind 'ebay'; installed kinds: shopify, woocommerce",
+        ),
+        (
             "shopify/coin-shop.toml",
             'base_url = "https://x.example"\n',
-            "no config-only connector kind 'shopify'",
+            "StoreConfig: source: Field required",
         ),
     ],
 )

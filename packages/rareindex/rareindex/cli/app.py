@@ -22,7 +22,7 @@ from .._version import __version__
 from ..errors import RareIndexError
 from ..logging import configure_logging
 from ..settings import Settings, load_settings
-from . import connectors_cmd, crawl_cmd, db_cmd, demo_cmd, fakeweb_cmd
+from . import connectors_cmd, crawl_cmd, db_cmd, demo_cmd, fakeweb_cmd, inspect_cmd
 
 __all__ = ["app", "main"]
 
@@ -38,6 +38,7 @@ app.add_typer(connectors_cmd.app, name="connectors")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)
 app.command("fakeweb")(fakeweb_cmd.fakeweb)
+app.command("inspect")(inspect_cmd.inspect)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,189 @@
+"""Adapters: pure functions from a source's documents to canonical records.
+
+Each module is one kind of document and fails closed: input it cannot read raises
+:class:`~rareindex_connectors.ParseError` with a reason from the closed vocabulary (or, where a
+document holds many entries, lists the unreadable ones in ``rejected`` next to the good ones).
+Nothing is silently skipped.
+
+=================  ===========================================================================
+``shopify``        ``/products.json`` pages -> listings (variants, identifiers, grades)
+``woocommerce``    Store API pages -> listings (minor units from the feed's own unit)
+``prices``         price strings with symbols and locale separators -> :class:`Money`
+``titles``         grades, graders, conditions and lot/negation flags from titles
+``pagination``     paging loops with safety nets (repeated page, max pages, totals)
+``sitemaps``       sitemap indexes and urlsets, gzip, lastmod filters, no XXE
+``robots``         robots.txt rules per user-agent group (protego)
+``feeds``          RSS 2.0 / Atom -> news items (feedparser)
+``pdf``            "prices realised" tables -> hammer, premium, realised (pdfplumber)
+``structured``     schema.org JSON-LD, microdata and Open Graph products -> listings
+``embedded``       ``__NEXT_DATA__`` and inline JSON state
+=================  ===========================================================================
+"""
+
+from ._rejected import Rejected
+from .embedded import (
+    MAX_HTML_BYTES,
+    inline_json,
+    json_in_script,
+    loads_exact,
+    next_data,
+)
+from .feeds import (
+    MAX_FEED_BYTES,
+    FeedResult,
+    parse_feed,
+)
+from .grades import (
+    GradeScan,
+    find_grades,
+)
+from .pagination import (
+    Cursor,
+    Extracted,
+    Extractor,
+    LinkHeader,
+    Offset,
+    Page,
+    PageNumber,
+    PageRequest,
+    StopReason,
+    Strategy,
+    header_value,
+    json_items,
+    paginate,
+    parse_link_header,
+)
+from .pdf import (
+    MAX_PDF_BYTES,
+    MAX_PDF_PAGES,
+    PriceRealisedRow,
+    PricesRealised,
+    parse_prices_realised,
+    rows_to_auction_lots,
+)
+from .prices import (
+    parse_price,
+)
+from .robots import (
+    MAX_ROBOTS_BYTES,
+    USER_AGENT,
+    RequestRate,
+    RobotsRules,
+)
+from .shopify import (
+    SHOPIFY_MAX_LIMIT,
+    extract_shopify_page,
+    parse_shopify_products,
+    shopify_products_url,
+)
+from .sitemaps import (
+    MAX_SITEMAP_BYTES,
+    MAX_SITEMAP_URLS,
+    Sitemap,
+    SitemapRef,
+    SitemapUrl,
+    filter_since,
+    parse_sitemap,
+)
+from .storefront import (
+    BarcodeKind,
+    FeedNote,
+    FeedPage,
+    NoteCode,
+    barcode_kind,
+    category_from_labels,
+    identifiers_from,
+    load_json,
+)
+from .structured import (
+    StructuredData,
+    extract_structured,
+    listings_from_products,
+)
+from .titles import (
+    CONDITIONS,
+    TitleFacts,
+    TitleFlag,
+    lift_grading,
+)
+from .woocommerce import (
+    WOO_MAX_PER_PAGE,
+    WOO_PRODUCTS_PATH,
+    extract_woo_page,
+    parse_woo_product,
+    parse_woo_products,
+    woo_next_page,
+    woo_products_url,
+)
+
+__all__ = [
+    "CONDITIONS",
+    "MAX_FEED_BYTES",
+    "MAX_HTML_BYTES",
+    "MAX_PDF_BYTES",
+    "MAX_PDF_PAGES",
+    "MAX_ROBOTS_BYTES",
+    "MAX_SITEMAP_BYTES",
+    "MAX_SITEMAP_URLS",
+    "SHOPIFY_MAX_LIMIT",
+    "USER_AGENT",
+    "WOO_MAX_PER_PAGE",
+    "WOO_PRODUCTS_PATH",
+    "BarcodeKind",
+    "Cursor",
+    "Extracted",
+    "Extractor",
+    "FeedNote",
+    "FeedPage",
+    "FeedResult",
+    "GradeScan",
+    "LinkHeader",
+    "NoteCode",
+    "Offset",
+    "Page",
+    "PageNumber",
+    "PageRequest",
+    "PriceRealisedRow",
+    "PricesRealised",
+    "Rejected",
+    "RequestRate",
+    "RobotsRules",
+    "Sitemap",
+    "SitemapRef",
+    "SitemapUrl",
+    "StopReason",
+    "Strategy",
+    "StructuredData",
+    "TitleFacts",
+    "TitleFlag",
+    "barcode_kind",
+    "category_from_labels",
+    "extract_shopify_page",
+    "extract_structured",
+    "extract_woo_page",
+    "filter_since",
+    "find_grades",
+    "header_value",
+    "identifiers_from",
+    "inline_json",
+    "json_in_script",
+    "json_items",
+    "lift_grading",
+    "listings_from_products",
+    "load_json",
+    "loads_exact",
+    "next_data",
+    "paginate",
+    "parse_feed",
+    "parse_link_header",
+    "parse_price",
+    "parse_prices_realised",
+    "parse_shopify_products",
+    "parse_sitemap",
+    "parse_woo_product",
+    "parse_woo_products",
+    "rows_to_auction_lots",
+    "shopify_products_url",
+    "woo_next_page",
+    "woo_products_url",
+]

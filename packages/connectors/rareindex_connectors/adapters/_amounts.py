@@ -1,0 +1,184 @@
+"""Amounts as printed, to :class:`Money`: ``$10,000.00``, ``10.000,00 €``, ``EUR 1.250,50``,
+``CHF 1'250.00``, ``1.250,-``.
+
+Private to the adapters (``pdf``, ``structured``); ``prices.parse_price`` is the public, lenient
+reader. This one is strict and says why it refused, because a price-realised row or an offer it
+cannot read is returned as rejected with a reason, not skipped.
+
+Reading the number: the last ``.`` or ``,`` followed by one or two digits is the decimal mark; any
+other ``.`` ``,`` ``'``, typographic apostrophe or (no-break) space separates groups of exactly
+three digits.
+``1.250`` and ``1,250`` are therefore one thousand two hundred and fifty (three-decimal currencies
+such as KWD must be written with another grouping or as a machine number).
+
+Reading the currency: an ISO-4217 code or an unambiguous symbol (``€`` ``£`` ``US$`` ``HK$``
+``Fr.``) names it. ``$``, ``¥`` and ``kr`` are ambiguous and need a stated currency that they fit.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from pydantic import ValidationError
+
+from .._errors import ParseError, ParseReason
+from .._money import Money, currency_minor_unit
+
+__all__ = ["is_currency_marker", "money_from_number", "parse_money"]
+
+_SYMBOLS: dict[str, str] = {
+    "€": "EUR",
+    "£": "GBP",
+    "US$": "USD",
+    "U$S": "USD",
+    "C$": "CAD",
+    "CA$": "CAD",
+    "A$": "AUD",
+    "AU$": "AUD",
+    "HK$": "HKD",
+    "NZ$": "NZD",
+    "S$": "SGD",
+    "R$": "BRL",
+    "MX$": "MXN",
+    "₹": "INR",
+    "₩": "KRW",
+    "₽": "RUB",
+    "円": "JPY",
+    "zł": "PLN",
+    "Fr.": "CHF",
+    "SFr.": "CHF",
+}
+_AMBIGUOUS: dict[str, frozenset[str]] = {
+    "$": frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "MXN", "TWD", "ARS", "CLP"}),
+    "¥": frozenset({"JPY", "CNY"}),
+    "kr": frozenset({"SEK", "NOK", "DKK", "ISK"}),
+    "kr.": frozenset({"SEK", "NOK", "DKK", "ISK"}),
+}
+_MARKER = r"[A-Z]{3}|[A-Z]{1,2}\$|U\$S|[$€£¥₹₩₽円]|zł|S?Fr\.|kr\.?"
+_GROUP = r"[.,'’ ]"  # no-break spaces are plain spaces by now
+_AMOUNT = re.compile(
+    rf"(?P<pre>{_MARKER})?\s*"
+    rf"(?P<num>\d{{1,3}}(?P<sep>{_GROUP})\d{{3}}(?:(?P=sep)\d{{3}})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+    rf"(?:[.,]-)?\s*(?P<post>{_MARKER})?"
+)
+
+
+def is_currency_marker(token: str) -> bool:
+    """Whether ``token`` alone names a currency (``EUR``, ``€``, ``US$``) or a family (``$``)."""
+    if token in _SYMBOLS or token in _AMBIGUOUS:
+        return True
+    if len(token) != 3 or not token.isupper():
+        return False
+    try:
+        currency_minor_unit(token)
+    except KeyError:
+        return False
+    return True
+
+
+def _code_for(marker: str) -> str | frozenset[str]:
+    if marker in _SYMBOLS:
+        return _SYMBOLS[marker]
+    if marker in _AMBIGUOUS:
+        return _AMBIGUOUS[marker]
+    try:
+        currency_minor_unit(marker)
+    except KeyError:
+        raise ParseError(
+            ParseReason.UNKNOWN_CURRENCY, f"{marker!r} is not a currency", snippet=marker
+        ) from None
+    return marker
+
+
+def _resolve(markers: list[str], currency: str | None, fallback: str | None, text: str) -> str:
+    """The one currency the markers and the stated currency agree on."""
+    codes = [_code_for(m) for m in markers]
+    for code in codes:
+        if isinstance(code, str):
+            if currency is not None and code != currency:
+                raise ParseError(
+                    ParseReason.CURRENCY_MISMATCH,
+                    f"amount says {code}, the source says {currency}",
+                    snippet=text,
+                )
+            currency = code
+    for code in codes:
+        if isinstance(code, frozenset):
+            if currency is None and fallback in code:
+                currency = fallback
+            if currency is None:
+                raise ParseError(
+                    ParseReason.UNKNOWN_CURRENCY,
+                    f"the symbol in {text!r} fits {', '.join(sorted(code))}; state the currency",
+                    snippet=text,
+                )
+            if currency not in code:
+                raise ParseError(
+                    ParseReason.CURRENCY_MISMATCH,
+                    f"{text!r} cannot be {currency}",
+                    snippet=text,
+                )
+    if currency is None:
+        currency = fallback
+    if currency is None:
+        raise ParseError(ParseReason.UNKNOWN_CURRENCY, f"no currency for {text!r}", snippet=text)
+    return currency
+
+
+def _money(amount: Decimal | int, currency: str, text: str) -> Money:
+    try:
+        return Money(amount=amount, currency=currency)
+    except ValidationError as exc:
+        kind = exc.errors(include_url=False)[0]["type"]
+        reason = {
+            "amount_precision": ParseReason.AMOUNT_PRECISION,
+            "unknown_currency": ParseReason.UNKNOWN_CURRENCY,
+        }.get(kind, ParseReason.INVALID_VALUE)
+        raise ParseError(reason, f"{text!r} is not a price in {currency}", snippet=text) from None
+
+
+def _decimal(num: str, sep: str | None) -> Decimal:
+    if sep:
+        num = num.replace(sep, "")
+    return Decimal(num.replace(",", "."))
+
+
+def parse_money(text: str, *, currency: str | None = None, fallback: str | None = None) -> Money:
+    """Read one printed amount. ``currency`` is stated by the source and must agree with any
+    marker in the text; ``fallback`` is used only when the text names no currency of its own.
+
+    Raises:
+        ParseError: ``invalid_value`` (not an amount), ``unknown_currency``,
+            ``currency_mismatch`` or ``amount_precision``.
+    """
+    cleaned = " ".join(text.split())
+    match = _AMOUNT.fullmatch(cleaned)
+    if match is None:
+        raise ParseError(ParseReason.INVALID_VALUE, f"{text!r} is not an amount", snippet=text)
+    markers = [m for m in (match["pre"], match["post"]) if m]
+    code = _resolve(markers, currency and currency.upper(), fallback and fallback.upper(), text)
+    return _money(_decimal(match["num"], match["sep"]), code, text)
+
+
+def money_from_number(
+    value: Decimal | int, *, currency: str | None, fallback: str | None = None
+) -> Money:
+    """An amount that arrived as a number (JSON parsed with ``parse_float=Decimal``).
+
+    Raises:
+        ParseError: ``float_money`` for a float, ``unknown_currency`` when neither currency is
+            given, or what :class:`Money` refuses.
+    """
+    if isinstance(value, float):
+        raise ParseError(ParseReason.FLOAT_MONEY, f"{value!r} is a float", snippet=repr(value))
+    if isinstance(value, bool):
+        raise ParseError(
+            ParseReason.INVALID_TYPE, "a boolean is not an amount", snippet=repr(value)
+        )
+    code = currency or fallback
+    if code is None:
+        raise ParseError(
+            ParseReason.UNKNOWN_CURRENCY, f"no currency for {value}", snippet=str(value)
+        )
+    return _money(value, code.upper(), str(value))
