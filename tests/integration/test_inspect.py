@@ -50,8 +50,11 @@ def test_a_gzipped_sitemap_and_a_pdf_are_detected(tmp_path: Path) -> None:
 
 def test_broken_documents_fail_closed_with_the_reason() -> None:
     with pytest.raises(ParseError) as excinfo:
-        inspect_document((ADAPTER_FIXTURES / "shopify" / "broken_truncated.json").read_bytes(),
-                         source="broken.json", kind="shopify")
+        inspect_document(
+            (ADAPTER_FIXTURES / "shopify" / "broken_truncated.json").read_bytes(),
+            source="broken.json",
+            kind="shopify",
+        )
     assert excinfo.value.reason.value == "truncated"
     result = run_cli("inspect", str(ADAPTER_FIXTURES / "sitemaps" / "xxe.xml"))
     assert result.returncode == 2 and result.stderr.startswith("error: unexpected_shape")
@@ -68,8 +71,11 @@ def test_unknown_kind_and_missing_file_are_one_line_errors(tmp_path: Path) -> No
     ("url", "kind", "expect"),
     [
         ("http://cards-shop.fake.test/products.json?limit=3", "shopify", "external_id"),
-        ("http://comics-woo.fake.test/wp-json/wc/store/v1/products?per_page=3", "woocommerce",
-         "external_id"),
+        (
+            "http://comics-woo.fake.test/wp-json/wc/store/v1/products?per_page=3",
+            "woocommerce",
+            "external_id",
+        ),
         ("http://auction.fake.test/robots.txt", "robots", "sitemaps"),
         ("http://auction.fake.test/sitemap_index.xml.gz", "sitemap", "loc"),
         ("http://news.fake.test/feed.rss", "feed", "published_at"),
