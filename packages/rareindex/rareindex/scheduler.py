@@ -31,21 +31,29 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import structlog
 
-from rareindex_connectors import Clock, Connector, SystemClock
+from rareindex_connectors import Clock, ConnectorMeta, SystemClock
 
 from .storage import Engine
 from .storage.leases import Lease, acquire, holds, release, renew
 from .storage.queue import Due, DuePlan, Skip, due_connectors, enqueue_run, sweep_stale_runs
 from .storage.runs import LeaseLost
 
-__all__ = ["LEASE_NAME", "Scheduler", "TickResult", "default_holder_id"]
+__all__ = ["LEASE_NAME", "Declared", "Scheduler", "TickResult", "default_holder_id"]
 
 log = structlog.get_logger(__name__)
 
 LEASE_NAME = "scheduler"
+
+
+class Declared(Protocol):
+    """What the scheduler reads of a connector: its declared meta (every ``Connector`` has it)."""
+
+    @property
+    def meta(self) -> ConnectorMeta: ...
 
 
 def default_holder_id() -> str:
@@ -93,7 +101,7 @@ class Scheduler:
     def __init__(
         self,
         db: Engine,
-        registry: Iterable[Connector],
+        registry: Iterable[Declared],
         clock: Clock | None = None,
         holder_id: str | None = None,
         lease_seconds: float = 180.0,
