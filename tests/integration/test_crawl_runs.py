@@ -5,18 +5,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, update
 
 from rareindex.crawl import run_connector
 from rareindex.fetching import FetchStack, build_fetch_stack
 from rareindex.settings import Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
-from rareindex.storage.runs import LeaseLost, commit_batch, connector_cursor, start_run
+from rareindex.storage.runs import (
+    LeaseLost,
+    RunBusy,
+    RunNotClaimable,
+    commit_batch,
+    connector_cursor,
+    start_run,
+)
 from rareindex.storage.schema import connector_runs, raw_records
 from rareindex_connectors import (
     ConnectorHealth,
@@ -153,6 +161,10 @@ def test_a_stale_lease_holder_cannot_commit(any_engine: Engine, tmp_path: Path) 
     connector = PagedShop("http://unused:1")
     store = _setup(any_engine, tmp_path, connector)
     stale = start_run(any_engine, connector_id="paged-shop", mode="incremental")
+    with any_engine.begin() as conn:  # its worker died: the lease ran out
+        conn.execute(
+            update(connector_runs).values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
     taken_over = start_run(
         any_engine, connector_id="paged-shop", mode="incremental", run_id=stale.id
     )
@@ -181,3 +193,15 @@ def test_a_stale_lease_holder_cannot_commit(any_engine: Engine, tmp_path: Path) 
     assert connector_cursor(any_engine, "paged-shop") == {"next_page": 2}
     with any_engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(raw_records)).scalar_one() == 1
+
+
+def test_a_live_run_is_not_claimable_and_a_direct_crawl_waits_its_turn(
+    any_engine: Engine, tmp_path: Path
+) -> None:
+    store = _setup(any_engine, tmp_path, PagedShop("http://unused:1"))
+    live = start_run(any_engine, connector_id="paged-shop", mode="incremental")
+    with pytest.raises(RunNotClaimable):
+        start_run(any_engine, connector_id="paged-shop", mode="incremental", run_id=live.id)
+    with pytest.raises(RunBusy, match="already has a crawl queued or running"):
+        start_run(any_engine, connector_id="paged-shop", mode="incremental")
+    assert store is not None

@@ -50,7 +50,14 @@ from .fetching import FetchStack, build_fetch_stack
 from .registry import load_registry
 from .settings import Settings
 from .storage import BlobStore, Engine, RawRecordStore
-from .storage.runs import LeaseLost, commit_batch, finish_run, load_run, start_run
+from .storage.runs import (
+    LeaseLost,
+    RunNotClaimable,
+    commit_batch,
+    finish_run,
+    load_run,
+    start_run,
+)
 
 __all__ = ["RunSummary", "failure_reason", "run_connector", "run_queued"]
 
@@ -276,6 +283,9 @@ async def run_queued(
             run_id=run_id,
             max_run_minutes=settings.max_run_minutes,
         )
+    except RunNotClaimable:  # a duplicate message raced us to it: nothing to do
+        log.info("crawl.skipped", run=run_id, reason="not_claimable")
+        return None
     finally:
         if own_stack:
             await stack.aclose()

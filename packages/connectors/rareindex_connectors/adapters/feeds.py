@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-import feedparser  # type: ignore[import-untyped]
+import feedparser
 from selectolax.lexbor import LexborHTMLParser
 
 from .._errors import ParseError, ParseReason

@@ -32,8 +32,8 @@ from typing import Literal, Protocol, TypeVar
 from urllib.parse import urlsplit
 from xml.etree.ElementTree import ParseError as XMLSyntaxError
 
-from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
-from defusedxml.ElementTree import DefusedXMLParser  # type: ignore[import-untyped]
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import DefusedXMLParser
 
 from .._errors import ParseError, ParseReason
 from ._rejected import Rejected

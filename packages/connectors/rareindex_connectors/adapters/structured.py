@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urljoin
 
-import extruct  # type: ignore[import-untyped]
+import extruct
 from selectolax.lexbor import LexborHTMLParser
 
 from .._errors import ParseError, ParseReason

@@ -19,19 +19,21 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, and_, func, or_, select, update
 
 from rareindex_connectors import RawRecordInput
 
 from ..errors import RareIndexError
-from .ids import new_id
+from .queue import enqueue_run
 from .raw_store import RawRecordStore
 from .schema import connector_backfills, connector_runs, connectors, costs
 
 __all__ = [
     "BatchResult",
     "LeaseLost",
+    "RunBusy",
     "RunHandle",
+    "RunNotClaimable",
     "commit_batch",
     "connector_cursor",
     "finish_run",
@@ -119,6 +121,14 @@ def load_run(engine: Engine, run_id: str) -> StoredRun | None:
     )
 
 
+class RunBusy(RareIndexError):
+    """The connector already has a queued or running crawl: one at a time per connector."""
+
+
+class RunNotClaimable(RareIndexError):
+    """The run is finished, or running under a live lease elsewhere: nothing to do here."""
+
+
 def start_run(
     engine: Engine,
     *,
@@ -128,7 +138,14 @@ def start_run(
     lease_seconds: float = 300.0,
     run_id: str | None = None,
 ) -> RunHandle:
-    """Create (or take over) a run row and hold its lease. Taking over bumps the fencing token."""
+    """Claim a run and hold its lease: the queued run ``run_id`` (a worker's message), or a new
+    one (a direct crawl). Claiming bumps the fencing token, so a previous holder can no longer
+    commit; a run that is finished or running under a live lease is not claimable.
+
+    Raises:
+        RunBusy: a direct crawl while the connector already has a queued or running one.
+        RunNotClaimable: ``run_id`` is done, or held by a live lease elsewhere.
+    """
     now = _now()
     with engine.begin() as conn:
         if backfill_id is not None:
@@ -142,35 +159,44 @@ def start_run(
                 select(connectors.c.cursor).where(connectors.c.id == connector_id)
             ).scalar_one()
         if run_id is None:
-            run_id = new_id("run")
-            conn.execute(
-                connector_runs.insert().values(
-                    id=run_id,
-                    connector_id=connector_id,
-                    mode=mode,
-                    backfill_id=backfill_id,
-                    status="running",
-                    lease_token=1,
-                    lease_expires_at=now + timedelta(seconds=lease_seconds),
-                    queued_at=now,
-                    started_at=now,
-                    cursor_start=cursor,
-                    engine_stats={},
+            run_id = enqueue_run(conn, connector_id, mode, backfill_id, now=now)
+            if run_id is None:
+                busy = conn.execute(
+                    select(connector_runs.c.id, connector_runs.c.status).where(
+                        connector_runs.c.connector_id == connector_id,
+                        connector_runs.c.status.in_(("queued", "running")),
+                    )
+                ).first()
+                where = f" ({busy.status} run {busy.id})" if busy else ""
+                raise RunBusy(
+                    f"{connector_id} already has a crawl queued or running{where}; "
+                    "wait for it to finish"
                 )
+        claimable = or_(
+            connector_runs.c.status == "queued",
+            and_(
+                connector_runs.c.status == "running",
+                or_(
+                    connector_runs.c.lease_expires_at.is_(None),
+                    connector_runs.c.lease_expires_at <= now,
+                ),
+            ),
+        )
+        token = conn.execute(
+            update(connector_runs)
+            .where(connector_runs.c.id == run_id, claimable)
+            .values(
+                status="running",
+                lease_token=connector_runs.c.lease_token + 1,
+                lease_expires_at=now + timedelta(seconds=lease_seconds),
+                started_at=func.coalesce(connector_runs.c.started_at, now),
+                cursor_start=cursor,
+                engine_stats={},
             )
-            token = 1
-        else:
-            token = conn.execute(
-                update(connector_runs)
-                .where(connector_runs.c.id == run_id)
-                .values(
-                    status="running",
-                    lease_token=connector_runs.c.lease_token + 1,
-                    lease_expires_at=now + timedelta(seconds=lease_seconds),
-                    started_at=func.coalesce(connector_runs.c.started_at, now),
-                )
-                .returning(connector_runs.c.lease_token)
-            ).scalar_one()
+            .returning(connector_runs.c.lease_token)
+        ).scalar_one_or_none()
+        if token is None:
+            raise RunNotClaimable(f"run {run_id} is finished or held by a live lease")
     return RunHandle(run_id, connector_id, mode, token, lease_seconds, backfill_id, cursor)
 
 
