@@ -19,7 +19,7 @@ def run_cli(
     full_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths)  # also without an install
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "rareindex", *args],
+        [sys.executable, "-m", "workers", *args],
         capture_output=True,
         text=True,
         env=full_env,

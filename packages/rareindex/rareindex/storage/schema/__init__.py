@@ -9,6 +9,7 @@ captures), :mod:`.canonical` (the asset graph), :mod:`.observations` (sales, lis
 from ._base import metadata
 from .canonical import asset_variants, assets, brands, sets
 from .coordination import ACTIVE_RUN_STATUSES, leases
+from .dead_letters import dead_letters
 from .fx import VIEW_CURRENCIES, fx_rates, multi_currency_view_sql
 from .observations import (
     auction_lots,
@@ -66,6 +67,7 @@ __all__ = [
     "connectors",
     "costs",
     "crawl_state",
+    "dead_letters",
     "fx_rates",
     "images",
     "leases",

@@ -1,0 +1,5 @@
+"""``python -m workers`` is the ``rareindex`` command."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,155 @@
+"""The full ``rareindex`` command: the index's commands plus the fleet's processes.
+
+``rareindex worker``, ``rareindex scheduler`` and ``rareindex deadletters`` live here, above the
+index (workers import rareindex, never the reverse); every other command is
+:mod:`rareindex.cli`'s. The console script ``rareindex`` points at :func:`main`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from typing import Annotated
+
+import dramatiq
+import typer
+
+from rareindex.cli import app
+from rareindex.cli import main as run_app
+from rareindex.cli._common import console, database, errors, settings_of
+from rareindex.crawl import run_queued
+from rareindex.errors import ConfigError
+from rareindex.registry import load_registry
+from rareindex.scheduler import Scheduler
+from rareindex.settings import Settings
+from rareindex.storage import current_revision
+from rareindex.storage.dead_letters import list_dead_letters, mark_requeued
+
+from .actors import declare_actors
+from .broker import configure_broker
+
+__all__ = ["main"]
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
+def _fleet(settings: Settings) -> None:
+    if settings.broker_url is None:
+        raise ConfigError(
+            "RI_BROKER_URL is not set: in embedded mode crawls run in-process "
+            "(`rareindex crawl ID`, `rareindex scheduler`); set RI_BROKER_URL=redis://… for workers"
+        )
+
+
+@app.command("worker")
+def worker(
+    ctx: typer.Context,
+    threads: Annotated[int, typer.Option(min=1, max=64, help="Worker threads.")] = 4,
+) -> None:
+    """Consume crawl messages from the broker until SIGTERM/Ctrl-C, then stop gracefully."""
+    settings = settings_of(ctx)
+    _fleet(settings)
+    db = database(settings)
+    if current_revision(db) is None:
+        raise ConfigError("the database is empty; run `rareindex db upgrade` first")
+    broker = configure_broker(settings)
+    declare_actors(broker, settings, db=db)
+    stop = _stop_on_signals()
+    process = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=1000)
+    process.start()
+    console.print(f"worker: {threads} threads on {settings.mode} broker; Ctrl-C to stop")
+    stop.wait()
+    process.stop(timeout=60_000)  # finish the messages in hand; unacked ones are redelivered
+    console.print("worker: stopped")
+
+
+@app.command("scheduler")
+def scheduler(
+    ctx: typer.Context,
+    interval: Annotated[float, typer.Option(min=1.0, help="Seconds between ticks.")] = 60.0,
+) -> None:
+    """Lead (one scheduler at a time, fenced) and enqueue due crawls until SIGTERM/Ctrl-C.
+
+    In a fleet the runs go to the broker; embedded, they run here, one after another."""
+    settings = settings_of(ctx)
+    db = database(settings)
+    if current_revision(db) is None:
+        raise ConfigError("the database is empty; run `rareindex db upgrade` first")
+    registry = load_registry(settings.connectors_dir)
+    if settings.broker_url is not None:
+        actors = declare_actors(configure_broker(settings), settings, db=db)
+
+        def send(run_id: str) -> object:
+            return actors.crawl.send(run_id)
+    else:
+
+        def send(run_id: str) -> object:
+            return asyncio.run(run_queued(run_id, db=db, settings=settings))
+
+    stop = _stop_on_signals()
+    console.print(f"scheduler: ticking every {interval:.0f} s; Ctrl-C to stop")
+    Scheduler(db, registry, send=send).run_forever(stop, interval_s=interval)
+    console.print("scheduler: stopped")
+
+
+deadletters_app = typer.Typer(
+    help="Messages that failed every retry.", no_args_is_help=False, invoke_without_command=True
+)
+app.add_typer(deadletters_app, name="deadletters")
+
+
+@deadletters_app.callback()
+def deadletters(ctx: typer.Context) -> None:
+    """List dead letters (use `requeue` to send them again)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    letters = list_dead_letters(database(settings_of(ctx)))
+    for letter in letters:
+        call = f"{letter.actor}({', '.join(map(str, letter.args))})"
+        when = f"{letter.failed_at:%Y-%m-%d %H:%M}"
+        console.print(
+            f"{letter.id}  {call}  retries={letter.retries}  {when}  {letter.error}", soft_wrap=True
+        )
+    console.print(f"{len(letters)} dead letters")
+
+
+@deadletters_app.command("requeue")
+def requeue(
+    ctx: typer.Context,
+    message_ids: Annotated[list[str] | None, typer.Argument(help="Ids; none: all.")] = None,
+) -> None:
+    """Send dead letters to their queue again."""
+    settings = settings_of(ctx)
+    _fleet(settings)
+    db = database(settings)
+    broker = configure_broker(settings)
+    declare_actors(broker, settings, db=db)
+    letters = [d for d in list_dead_letters(db) if not message_ids or d.id in message_ids]
+    unknown = set(message_ids or ()) - {d.id for d in letters}
+    if unknown:
+        errors.print(f"error: unknown or already requeued: {', '.join(sorted(unknown))}")
+        raise typer.Exit(2)
+    for letter in letters:  # a fresh message: retries start again
+        broker.declare_queue(letter.queue)
+        broker.enqueue(
+            dramatiq.Message(
+                queue_name=letter.queue,
+                actor_name=letter.actor,
+                args=tuple(letter.args),
+                kwargs=letter.kwargs,
+                options={},
+            )
+        )
+        mark_requeued(db, letter.id)
+    console.print(f"requeued {len(letters)} dead letters")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    run_app()
