@@ -18,12 +18,14 @@ import typer
 from rareindex.cli import app
 from rareindex.cli import main as run_app
 from rareindex.cli._common import console, database, errors, settings_of
+from rareindex.cli.connectors_cmd import report_problems
 from rareindex.crawl import run_queued
 from rareindex.errors import ConfigError
 from rareindex.registry import load_registry
 from rareindex.scheduler import Scheduler
 from rareindex.settings import Settings
 from rareindex.storage import current_revision
+from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.dead_letters import list_dead_letters, mark_requeued
 
 from .actors import declare_actors
@@ -82,6 +84,9 @@ def scheduler(
     if current_revision(db) is None:
         raise ConfigError("the database is empty; run `rareindex db upgrade` first")
     registry = load_registry(settings.connectors_dir)
+    report_problems(registry)
+    with db.begin() as conn:  # the scheduler plans from the connectors table: mirror it first
+        sync_connectors(conn, registry)
     if settings.broker_url is not None:
         actors = declare_actors(configure_broker(settings), settings, db=db)
 

@@ -1,0 +1,137 @@
+"""Fleet mode end to end: one scheduler and two worker processes on Redis and PostgreSQL crawl
+the fake web's stores and end with the same raw-record set as an embedded crawl, while per-host
+limits hold across both workers; both processes stop gracefully on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from sqlalchemy import Engine, select
+
+from rareindex.cli.crawl_cmd import crawl_connectors
+from rareindex.settings import REPO_ROOT, Settings
+from rareindex.storage import make_engine, upgrade
+from rareindex.storage.schema import connector_runs, raw_records
+from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
+
+STORES = ("shopify/cards-shop.toml", "woocommerce/comics-woo.toml", "woocommerce/coins-woo.toml")
+
+
+def _connectors_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "connectors"
+    for relative in STORES:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / "connectors" / relative, root / relative)
+    shutil.copy(REPO_ROOT / "connectors" / "domains.json", root / "domains.json")
+    shutil.copytree(REPO_ROOT / "connectors" / "domains.d", root / "domains.d")
+    return root
+
+
+def _raw_set(db: Engine) -> set[tuple[str, str, str]]:
+    with db.connect() as conn:
+        rows = conn.execute(
+            select(
+                raw_records.c.connector_id, raw_records.c.external_id, raw_records.c.content_hash
+            )
+        )
+        return {tuple(r) for r in rows}  # type: ignore[misc]
+
+
+def _succeeded(db: Engine) -> set[str]:
+    with db.connect() as conn:
+        return set(
+            conn.execute(
+                select(connector_runs.c.connector_id).where(connector_runs.c.status == "succeeded")
+            ).scalars()
+        )
+
+
+def test_scheduler_and_two_workers_match_embedded(
+    redis_url: str, pg_url: str, pg_engine: Engine, tmp_path: Path
+) -> None:
+    connectors_dir = _connectors_dir(tmp_path)
+    web = FakeWeb()
+    with serve_asgi(web.app) as base:
+        port = urlsplit(base).port
+        connect_to = {h: f"127.0.0.1:{port}" for h in FAKE_HOSTS}
+
+        # Embedded baseline: SQLite, in-process, the same connectors and pages.
+        sqlite = make_engine(f"sqlite:///{tmp_path / 'embedded.db'}")
+        upgrade(sqlite)
+        embedded = Settings(
+            _env_file=None,
+            connectors_dir=connectors_dir,  # type: ignore[call-arg]
+            data_dir=tmp_path / "embedded",
+            connect_to=connect_to,
+        )
+        asyncio.run(crawl_connectors(embedded, sqlite, show_progress=False))
+        expected = _raw_set(sqlite)
+        assert len(expected) > 1000
+        web.logs.clear()
+
+        # Fleet: PostgreSQL + Redis, one scheduler, two workers, all separate processes.
+        upgrade(pg_engine)
+        broker_url = f"{redis_url.rsplit('/', 1)[0]}/{secrets.randbelow(8) + 8}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
+        env.update(
+            {
+                "RI_DATABASE_URL": pg_url,
+                "RI_BROKER_URL": broker_url,
+                "RI_CONNECTORS_DIR": str(connectors_dir),
+                "RI_DATA_DIR": str(tmp_path / "fleet"),
+                "RI_CONNECT_TO": json.dumps(connect_to),
+                "RI_LOG_LEVEL": "warning",
+                "PYTHONPATH": os.pathsep.join(
+                    str(REPO_ROOT / p) for p in ("packages/connectors", "packages/rareindex", ".")
+                ),
+            }
+        )
+        import redis
+
+        redis.Redis.from_url(broker_url).flushdb()
+
+        def start(*args: str) -> subprocess.Popen[str]:
+            return subprocess.Popen(
+                [sys.executable, "-m", "workers", *args],
+                env=env,
+                cwd=REPO_ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+
+        processes = [
+            start("worker", "--threads", "2"),
+            start("worker", "--threads", "2"),
+            start("scheduler", "--interval", "1"),
+        ]
+        try:
+            deadline = time.monotonic() + 90
+            while _succeeded(pg_engine) != {"cards-shop", "comics-woo", "coins-woo"}:
+                assert time.monotonic() < deadline, "the fleet did not finish in 90 s"
+                assert all(p.poll() is None for p in processes), "a fleet process died"
+                time.sleep(0.5)
+        finally:
+            for process in processes:
+                process.send_signal(signal.SIGTERM)
+            outputs = [p.communicate(timeout=60) for p in processes]
+        assert [p.returncode for p in processes] == [0, 0, 0], outputs
+        assert all("stopped" in out for out, _ in outputs)
+
+    assert _raw_set(pg_engine) == expected
+    for host in ("cards-shop.fake.test", "comics-woo.fake.test", "coins-woo.fake.test"):
+        log = web.log(host)
+        assert log.requests > 0 and log.max_in_flight <= 4  # the *.fake.test policy
+        gap = log.min_gap()
+        assert gap is None or gap >= 0.020 - GAP_TOLERANCE_S
