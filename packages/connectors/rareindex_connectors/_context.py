@@ -101,7 +101,12 @@ class Fetcher(Protocol):
         expect: ResponseKind = "text",
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, str | int] | None = None,
+        conditional: bool = False,
     ) -> FetchResult: ...
+
+
+def _always(url: str) -> bool:
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +133,7 @@ class CrawlContext:
     cursor: Cursor | None = None
     on_progress: Callable[[Progress], None] = _ignore_progress
     log: Any = None
+    due: Callable[[str], bool] = _always
 
     def __post_init__(self) -> None:
         self.cursor = copy.deepcopy(self.cursor)
@@ -139,6 +145,13 @@ class CrawlContext:
     def set_cursor(self, cursor: Cursor) -> None:
         """Record how far the crawl got. Committed with the records yielded before this call."""
         self.cursor = copy.deepcopy(cursor)  # later mutation by the connector must not leak in
+
+    def should_fetch(self, url: str) -> bool:
+        """Whether ``url`` is due again, by the budget store's estimate of how often it changes
+        (pages that never change are revisited less and less often, changing ones more). Use it
+        for detail pages; fetch them with ``conditional=True`` so a 304 is a cheap "unchanged"
+        and the estimate learns from every visit."""
+        return self.due(url)
 
     def progress(
         self,

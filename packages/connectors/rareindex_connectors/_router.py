@@ -102,6 +102,7 @@ class Router:
             expect: ResponseKind = "text",
             headers: Mapping[str, str] | None = None,
             params: Mapping[str, str | int] | None = None,
+            conditional: bool = False,  # without a budget store there are no validators
         ) -> FetchResult:
             return await self.fetch(
                 url, engines=engines, expect=expect, headers=headers, params=params, scorer=scorer

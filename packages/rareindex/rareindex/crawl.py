@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 import structlog
 
@@ -34,18 +35,24 @@ from rareindex_connectors import (
     CostEntry,
     CrawlContext,
     CrawlOptions,
+    EngineName,
+    Fetcher,
     FetchError,
+    FetchResult,
     ParseError,
     PermanentFetchError,
     PolicyError,
     Progress,
     RateLimited,
     RawRecordInput,
+    ResponseKind,
     Router,
     TransientFetchError,
     UnsafeURL,
+    refresh_interval,
 )
 
+from .budget import UrlBudget
 from .fetching import FetchStack, build_fetch_stack
 from .registry import load_registry
 from .settings import Settings
@@ -81,6 +88,8 @@ class RunSummary:
     records: int = 0
     dupes: int = 0
     blocked: int = 0
+    unchanged: int = 0
+    """Conditional fetches answered 304: unchanged, nothing to store."""
     credits: Decimal = Decimal(0)
     engines: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float = 0.0
@@ -117,6 +126,39 @@ class _Batch:
         self.credits[(entry.engine, entry.at.date())] += Decimal(str(entry.credits))
 
 
+def _budgeted_fetch(router: Router, engines: Sequence[EngineName], budget: UrlBudget) -> Fetcher:
+    """The run's ``ctx.fetch``: the router, plus, for ``conditional=True`` fetches, the stored
+    validators (a 304 is a cheap "unchanged") and an observation for the budget store."""
+
+    async def fetch(
+        url: str,
+        *,
+        expect: ResponseKind = "text",
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str | int] | None = None,
+        conditional: bool = False,
+    ) -> FetchResult:
+        if not conditional:
+            return await router.fetch(
+                url, engines=engines, expect=expect, headers=headers, params=params
+            )
+        key = f"{url}?{urlencode(sorted(params.items()))}" if params else url
+        etag, last_modified = budget.validators(key)
+        result = await router.fetch(
+            url,
+            engines=engines,
+            expect=expect,
+            headers=headers,
+            params=params,
+            etag=etag,
+            last_modified=last_modified,
+        )
+        budget.observe(key, result)
+        return result
+
+    return fetch
+
+
 async def run_connector(
     connector: Connector,
     *,
@@ -144,9 +186,13 @@ async def run_connector(
         on_cost=batch.charge,
     )
     deadline = datetime.now(UTC) + timedelta(minutes=max_run_minutes)
+    budget = UrlBudget(
+        db, meta.id, initial_interval_s=refresh_interval(meta.refresh_class).total_seconds()
+    )
     ctx = CrawlContext(
         connector_id=meta.id,
-        fetch=router.fetcher(meta.engines),
+        fetch=_budgeted_fetch(router, meta.engines, budget),
+        due=budget.should_fetch,
         options=CrawlOptions(mode=mode, since=since, max_pages=max_pages, deadline=deadline),
         cursor=run.cursor_start,
         on_progress=lambda p: on_progress(summary, p) if on_progress else None,
@@ -171,6 +217,7 @@ async def run_connector(
             cursor=cursor,
             pages=pages,
             credits=batch.credits,
+            url_states=budget.take_pending(),
         )
         summary.pages += pages
         summary.records += result.records
@@ -216,6 +263,7 @@ async def run_connector(
             await close()
     summary.engines = {name: stats.as_dict() for name, stats in router.stats.items()}
     summary.blocked = sum(s.blocked for s in router.stats.values())
+    summary.unchanged = sum(s.statuses.get("304", 0) for s in router.stats.values())
     summary.credits = Decimal(str(sum(s.credits for s in router.stats.values())))
     summary.status, summary.outcome, summary.failure_reason, summary.error = (
         status,

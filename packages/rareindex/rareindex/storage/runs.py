@@ -24,6 +24,7 @@ from sqlalchemy import Engine, and_, func, or_, select, update
 from rareindex_connectors import RawRecordInput
 
 from ..errors import RareIndexError
+from .crawl_state import UrlState, save_states
 from .queue import enqueue_run
 from .raw_store import RawRecordStore
 from .schema import connector_backfills, connector_runs, connectors, costs
@@ -252,6 +253,7 @@ def commit_batch(
     pages: int = 0,
     credits: Mapping[tuple[str, date], Decimal] | None = None,
     progress: Mapping[str, Any] | None = None,
+    url_states: Sequence[UrlState] = (),
 ) -> BatchResult:
     """Store ``records`` and advance the cursor to ``cursor`` in one fenced transaction."""
     result = BatchResult()
@@ -301,6 +303,8 @@ def commit_batch(
                 )
         if credits:
             _add_costs(conn, run.connector_id, credits)
+        if url_states:  # what the budget store learnt while fetching these records
+            save_states(conn, run.connector_id, url_states)
     return result
 
 
