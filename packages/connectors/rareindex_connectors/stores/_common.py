@@ -4,15 +4,17 @@ cursor ``{"collection": i, "page": n}``, and the health probe."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from .._context import CrawlContext, FetchResult
 from .._errors import ConnectorError
 from .._health import ConnectorHealth
+from .._meta import ConnectorMeta
 from .._raw import RawRecordInput
 from ..adapters.pagination import Extractor, PageNumber, PageRequest, paginate
+from .config import StoreConfig
 
-__all__ = ["crawl_collections", "probe"]
+__all__ = ["StoreConnector", "crawl_collections", "probe"]
 
 
 async def crawl_collections(
@@ -73,3 +75,41 @@ async def probe(
     except ConnectorError as exc:
         return ConnectorHealth(status="BROKEN", message=f"{type(exc).__name__}: {exc}"[:300])
     return ConnectorHealth(status="UP", latency_ms=result.elapsed_ms)
+
+
+class StoreConnector:
+    """What a store connector is, whatever the platform: a config, a meta, and a crawl that
+    pages each collection. Subclasses say where pages start, how to read one, and how a
+    product becomes a raw record and then listings."""
+
+    platform: Literal["shopify", "woocommerce"]
+    extract: Extractor
+    version = "1"
+    parser_version = "1"
+
+    def __init__(self, config: StoreConfig, *, slug: str):
+        self.config = config
+        self.meta: ConnectorMeta = config.meta(slug, platform=self.platform)
+
+    @classmethod
+    def from_config(cls, data: Mapping[str, Any], *, slug: str) -> StoreConnector:
+        """Validate a parsed config file (``ValidationError`` names the field)."""
+        return cls(StoreConfig.model_validate(data), slug=slug)
+
+    def start(self, collection: str | None) -> PageRequest:
+        raise NotImplementedError
+
+    def record(self, product: Mapping[str, Any], result: FetchResult) -> RawRecordInput:
+        raise NotImplementedError
+
+    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
+        collections: tuple[str | None, ...] = self.config.collections or (None,)
+        async for item in crawl_collections(
+            ctx,
+            collections=collections,
+            start=self.start,
+            extract=type(self).extract,
+            record=self.record,
+            max_pages=self.config.max_pages,
+        ):
+            yield item

@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,34 +32,24 @@ from ..adapters.shopify import (
     parse_shopify_products,
     shopify_products_url,
 )
-from ._common import crawl_collections, probe
-from .config import StoreConfig
+from ._common import StoreConnector, probe
 
 __all__ = ["ShopifyStoreConnector"]
 
 
-class ShopifyStoreConnector:
+class ShopifyStoreConnector(StoreConnector):
     """One Shopify store, configured by a :class:`StoreConfig`."""
 
-    version = "1"
-    parser_version = "1"
+    platform = "shopify"
+    extract = staticmethod(extract_shopify_page)
 
-    def __init__(self, config: StoreConfig, *, slug: str):
-        self.config = config
-        self.meta = config.meta(slug, platform="shopify")
-
-    @classmethod
-    def from_config(cls, data: Mapping[str, Any], *, slug: str) -> ShopifyStoreConnector:
-        """Validate a parsed config file (``ValidationError`` names the field)."""
-        return cls(StoreConfig.model_validate(data), slug=slug)
-
-    def _start(self, collection: str | None) -> PageRequest:
+    def start(self, collection: str | None) -> PageRequest:
         limit = self.config.page_size or SHOPIFY_MAX_LIMIT
         url = shopify_products_url(self.config.origin, 1, limit, collection)
         path = url.split("?", 1)[0]
         return PageRequest(path, {"limit": limit, "page": 1})
 
-    def _record(self, product: Mapping[str, Any], result: FetchResult) -> RawRecordInput:
+    def record(self, product: Mapping[str, Any], result: FetchResult) -> RawRecordInput:
         if not isinstance(product, Mapping) or "id" not in product:
             raise ParseError(
                 ParseReason.UNEXPECTED_SHAPE, "a product object with an id", snippet=repr(product)
@@ -72,18 +62,6 @@ class ShopifyStoreConnector:
             engine=result.engine,
             http_status=result.status,
         )
-
-    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
-        collections: tuple[str | None, ...] = self.config.collections or (None,)
-        async for record in crawl_collections(
-            ctx,
-            collections=collections,
-            start=self._start,
-            extract=extract_shopify_page,
-            record=self._record,
-            max_pages=self.config.max_pages,
-        ):
-            yield record
 
     def normalize(self, raw: RawRecord) -> list[NormalizedRecord]:
         page = parse_shopify_products(
@@ -113,4 +91,4 @@ class ShopifyStoreConnector:
                 field="product",
                 snippet=result.text,
             )
-        return [self._record(product, result)]
+        return [self.record(product, result)]

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .._context import CrawlContext, FetchResult
@@ -30,28 +30,18 @@ from ..adapters.woocommerce import (
     parse_woo_product,
     parse_woo_products,
 )
-from ._common import crawl_collections, probe
-from .config import StoreConfig
+from ._common import StoreConnector, probe
 
 __all__ = ["WooCommerceStoreConnector"]
 
 
-class WooCommerceStoreConnector:
+class WooCommerceStoreConnector(StoreConnector):
     """One WooCommerce store, configured by a :class:`StoreConfig`."""
 
-    version = "1"
-    parser_version = "1"
+    platform = "woocommerce"
+    extract = staticmethod(extract_woo_page)
 
-    def __init__(self, config: StoreConfig, *, slug: str):
-        self.config = config
-        self.meta = config.meta(slug, platform="woocommerce")
-
-    @classmethod
-    def from_config(cls, data: Mapping[str, Any], *, slug: str) -> WooCommerceStoreConnector:
-        """Validate a parsed config file (``ValidationError`` names the field)."""
-        return cls(StoreConfig.model_validate(data), slug=slug)
-
-    def _start(self, collection: str | None) -> PageRequest:
+    def start(self, collection: str | None) -> PageRequest:
         params: dict[str, str | int] = {
             "per_page": self.config.page_size or WOO_MAX_PER_PAGE,
             "page": 1,
@@ -60,7 +50,7 @@ class WooCommerceStoreConnector:
             params["category"] = collection
         return PageRequest(f"{self.config.origin}{WOO_PRODUCTS_PATH}", params)
 
-    def _record(self, product: Mapping[str, Any], result: FetchResult) -> RawRecordInput:
+    def record(self, product: Mapping[str, Any], result: FetchResult) -> RawRecordInput:
         if not isinstance(product, Mapping) or "id" not in product:
             raise ParseError(
                 ParseReason.UNEXPECTED_SHAPE, "a product object with an id", snippet=repr(product)
@@ -73,18 +63,6 @@ class WooCommerceStoreConnector:
             engine=result.engine,
             http_status=result.status,
         )
-
-    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
-        collections: tuple[str | None, ...] = self.config.collections or (None,)
-        async for record in crawl_collections(
-            ctx,
-            collections=collections,
-            start=self._start,
-            extract=extract_woo_page,
-            record=self._record,
-            max_pages=self.config.max_pages,
-        ):
-            yield record
 
     def normalize(self, raw: RawRecord) -> list[NormalizedRecord]:
         page = parse_woo_products([raw.payload], category=self.config.default_category)
