@@ -34,7 +34,6 @@ import re
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import structlog
@@ -51,12 +50,12 @@ from .._errors import (
     ResponseTooLarge,
     TransientFetchError,
 )
-from .._gates import HostGates, Permit
-from .._policy import DomainPolicy, PolicySet
+from .._gates import Permit
+from .._policy import DomainPolicy
 from .._raw import EngineName
-from .._ssrf import SafeResolver
 from .base import FetchRequest
 from .outcome import charged, error_for_status, scrub_secret
+from .paid import PaidEngine
 from .retry import parse_retry_after
 
 __all__ = ["FIRECRAWL_API_URL", "FIRECRAWL_OPTIONS", "FirecrawlEngine"]
@@ -87,7 +86,7 @@ _API_ERRORS: dict[int, type[FetchError]] = {
 _PRE_TAG = re.compile(r"<pre[^>]*>(.*?)</pre>", re.IGNORECASE | re.DOTALL)
 
 
-class FirecrawlEngine:
+class FirecrawlEngine(PaidEngine):
     """Fetch through Firecrawl. One instance per process; share ``gates`` with the other engines.
 
     Args:
@@ -103,28 +102,9 @@ class FirecrawlEngine:
     """
 
     name: EngineName = "firecrawl"
-    paid = True
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        policies: PolicySet,
-        gates: HostGates,
-        resolver: SafeResolver | None = None,
-        api_url: str = FIRECRAWL_API_URL,
-        timeout_s: float | None = None,
-    ):
-        self.policies = policies
-        self.gates = gates
-        self.resolver = resolver or SafeResolver()
-        self.api_url = api_url
-        self.timeout_s = timeout_s
-        self._api_key = api_key or None
-        self._clients: dict[float, Any] = {}  # client HTTP timeout -> AsyncFirecrawl
-
-    def unavailable_reason(self) -> str | None:
-        return None if self._api_key else "RI_FIRECRAWL_API_KEY is not set"
+    key_setting = "RI_FIRECRAWL_API_KEY"
+    option_keys = FIRECRAWL_OPTIONS
+    default_api_url = FIRECRAWL_API_URL
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
@@ -137,13 +117,7 @@ class FirecrawlEngine:
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
         """Scrape ``request.url`` through Firecrawl; raises from the SDK's error tree."""
-        url = str(httpx.URL(request.url, params=request.params)) if request.params else request.url
-        host = (urlsplit(url).hostname or "").lower()
-        if not self._api_key:
-            raise PermanentFetchError(
-                "RI_FIRECRAWL_API_KEY is not set", url=url, host=host, engine=self.name
-            )
-        policy = self.policies.for_host(host)
+        url, host, policy = self._target(request)
         options = self._options(policy, host, request)
         client = self._client(self._client_timeout(options["timeout"]))
         await self.resolver.resolve(url, allow_private=policy.allow_private_network)
@@ -159,13 +133,7 @@ class FirecrawlEngine:
     # -- building the request -------------------------------------------------------------
 
     def _options(self, policy: DomainPolicy, host: str, request: FetchRequest) -> dict[str, Any]:
-        extra = dict(policy.engine_options.get("firecrawl", {}))
-        unknown = sorted(set(extra) - FIRECRAWL_OPTIONS)
-        if unknown:
-            raise PolicyError(
-                f"policy for {host!r}: unknown engine_options.firecrawl key(s) {unknown}; "
-                f"valid: {', '.join(sorted(FIRECRAWL_OPTIONS))}"
-            )
+        extra = self._engine_options(policy, host)
         deadline_ms = int(extra.pop("timeout_ms", policy.timeout_ms))
         if self.timeout_s is not None:  # Firecrawl must give up before our client does
             deadline_ms = min(deadline_ms, int((self.timeout_s - _CLIENT_MARGIN_S) * 1000))

@@ -33,9 +33,7 @@ import re
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
-import httpx
 import structlog
 
 from .._challenge import challenge_from_scrapfly
@@ -50,12 +48,12 @@ from .._errors import (
     ResponseTooLarge,
     TransientFetchError,
 )
-from .._gates import HostGates, Permit
-from .._policy import DomainPolicy, PolicySet
+from .._gates import Permit
+from .._policy import DomainPolicy
 from .._raw import EngineName
-from .._ssrf import SafeResolver
 from .base import FetchRequest
 from .outcome import charged, error_for_status, scrub_secret
+from .paid import PaidEngine
 from .retry import parse_retry_after
 
 __all__ = ["SCRAPFLY_API_URL", "SCRAPFLY_ERROR_ACTIONS", "SCRAPFLY_OPTIONS", "ScrapflyEngine"]
@@ -123,7 +121,7 @@ def _scrape_once() -> Any:
     return getattr(scrape, "__wrapped__", scrape)
 
 
-class ScrapflyEngine:
+class ScrapflyEngine(PaidEngine):
     """Fetch through Scrapfly. One instance per process; share ``gates`` with the other engines.
 
     Args:
@@ -138,28 +136,9 @@ class ScrapflyEngine:
     """
 
     name: EngineName = "scrapfly"
-    paid = True
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        policies: PolicySet,
-        gates: HostGates,
-        resolver: SafeResolver | None = None,
-        api_url: str = SCRAPFLY_API_URL,
-        timeout_s: float | None = None,
-    ):
-        self.policies = policies
-        self.gates = gates
-        self.resolver = resolver or SafeResolver()
-        self.api_url = api_url
-        self.timeout_s = timeout_s
-        self._api_key = api_key or None
-        self._clients: dict[float, Any] = {}  # client read timeout -> ScrapflyClient
-
-    def unavailable_reason(self) -> str | None:
-        return None if self._api_key else "RI_SCRAPFLY_API_KEY is not set"
+    key_setting = "RI_SCRAPFLY_API_KEY"
+    option_keys = SCRAPFLY_OPTIONS
+    default_api_url = SCRAPFLY_API_URL
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
@@ -168,13 +147,7 @@ class ScrapflyEngine:
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
         """Scrape ``request.url`` through Scrapfly; raises from the SDK's error tree."""
-        url = str(httpx.URL(request.url, params=request.params)) if request.params else request.url
-        host = (urlsplit(url).hostname or "").lower()
-        if not self._api_key:
-            raise PermanentFetchError(
-                "RI_SCRAPFLY_API_KEY is not set", url=url, host=host, engine=self.name
-            )
-        policy = self.policies.for_host(host)
+        url, host, policy = self._target(request)
         options = self._options(policy, host, request)
         config = self._config(url, host, options)
         client = self._client(self._read_timeout(options))
@@ -191,13 +164,7 @@ class ScrapflyEngine:
     # -- building the request -------------------------------------------------------------
 
     def _options(self, policy: DomainPolicy, host: str, request: FetchRequest) -> dict[str, Any]:
-        extra = dict(policy.engine_options.get("scrapfly", {}))
-        unknown = sorted(set(extra) - SCRAPFLY_OPTIONS)
-        if unknown:
-            raise PolicyError(
-                f"policy for {host!r}: unknown engine_options.scrapfly key(s) {unknown}; "
-                f"valid: {', '.join(sorted(SCRAPFLY_OPTIONS))}"
-            )
+        extra = self._engine_options(policy, host)
         # session_sticky_proxy=None: its default (True) without a session only makes the SDK log
         # a warning on the root logger for every request.
         options: dict[str, Any] = {"raise_on_upstream_error": False, "session_sticky_proxy": None}
