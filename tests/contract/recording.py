@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import structlog
 
 from rareindex.check import as_raw, capture_first_page
 from rareindex.registry import load_registry
@@ -24,6 +28,7 @@ from rareindex_connectors import Connector, ParseError, RawRecord
 from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
 
 FIXTURES = REPO_ROOT / "fixtures" / "connectors"
+RECORDED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def normalized_lines(connector: Connector, raws: list[RawRecord]) -> list[dict[str, Any]]:
@@ -58,7 +63,11 @@ def record_all(slugs: list[str]) -> None:
         )
         for connector in connectors:
             captured, _ = asyncio.run(capture_first_page(connector, settings))
-            raws = [as_raw(connector, r, i) for i, r in enumerate(captured)]
+            # A fixed capture time keeps re-recordings diffable: only real changes show.
+            raws = [
+                as_raw(connector, r.model_copy(update={"fetched_at": RECORDED_AT}), i)
+                for i, r in enumerate(captured)
+            ]
             folder = FIXTURES / connector.meta.id
             write_jsonl(folder / "raw.jsonl", [json.loads(r.model_dump_json()) for r in raws])
             write_jsonl(folder / "golden.jsonl", normalized_lines(connector, raws))
@@ -66,4 +75,5 @@ def record_all(slugs: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
     record_all(sys.argv[1:])

@@ -48,9 +48,12 @@ def content_hash(payload: Any, snapshot: bytes | None = None) -> str:
 
 
 class RawRecordInput(BaseModel):
-    """One capture as a connector yields it from ``crawl()`` or ``lookup()``."""
+    """One capture as a connector yields it from ``crawl()`` or ``lookup()``. In JSON (recorded
+    fixtures) the ``snapshot`` bytes are base64, so PDFs and images round-trip."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", ser_json_bytes="base64", val_json_bytes="base64"
+    )
 
     external_id: str = Field(min_length=1, max_length=512)
     url: str = Field(min_length=1)

@@ -103,7 +103,14 @@ def check_cmd(
     )
     table = Table("raw", "kind", "external id", "title", "price", title="First records")
     for record in report.normalized[:10]:
-        price = getattr(record, "price", None) or getattr(record, "hammer_price", None)
+        price = next(
+            (
+                getattr(record, name)
+                for name in ("price", "price_realised", "hammer_price")
+                if getattr(record, name, None) is not None
+            ),
+            None,
+        )
         table.add_row(
             str(len(table.rows) + 1),
             record.kind,
