@@ -30,8 +30,14 @@ def test_a_message_failing_every_retry_is_dead_lettered_and_requeued(
     healed = threading.Event()
     done = threading.Event()
 
-    @dramatiq.actor(broker=broker, actor_name="flaky", queue_name="crawl", max_retries=2,
-                    min_backoff=10, max_backoff=50)
+    @dramatiq.actor(
+        broker=broker,
+        actor_name="flaky",
+        queue_name="crawl",
+        max_retries=2,
+        min_backoff=10,
+        max_backoff=50,
+    )
     def flaky(item: str) -> None:
         attempts.append(item)
         if not healed.is_set():
@@ -53,14 +59,16 @@ def test_a_message_failing_every_retry_is_dead_lettered_and_requeued(
         assert [(d.actor, d.args, d.retries) for d in letters] == [("flaky", ["raw_01A"], 2)]
         assert "RuntimeError: the database is down" in letters[0].error
 
-        listed = run_cli("deadletters", env={"RI_DATABASE_URL": pg_url,
-                                             "RI_BROKER_URL": namespace_db})
+        listed = run_cli(
+            "deadletters", env={"RI_DATABASE_URL": pg_url, "RI_BROKER_URL": namespace_db}
+        )
         assert listed.returncode == 0 and "flaky(raw_01A)" in listed.stdout
 
         healed.set()
         done.clear()
-        requeued = run_cli("deadletters", "requeue", env={"RI_DATABASE_URL": pg_url,
-                                                          "RI_BROKER_URL": namespace_db})
+        requeued = run_cli(
+            "deadletters", "requeue", env={"RI_DATABASE_URL": pg_url, "RI_BROKER_URL": namespace_db}
+        )
         assert requeued.returncode == 0, requeued.stderr
         assert "requeued 1 dead letters" in requeued.stdout
         assert done.wait(15), "the requeued message was not processed"

@@ -57,6 +57,7 @@ from .fetching import FetchStack, build_fetch_stack
 from .registry import load_registry
 from .settings import Settings
 from .storage import BlobStore, Engine, RawRecordStore
+from .storage.backfills import load_backfill, record_slice
 from .storage.runs import (
     LeaseLost,
     RunNotClaimable,
@@ -172,11 +173,24 @@ async def run_connector(
     run_id: str | None = None,
     max_run_minutes: float = 40,
     batch_size: int = 500,
+    lease_seconds: float = 300.0,
     on_progress: Callable[[RunSummary, Progress | None], None] | None = None,
 ) -> RunSummary:
-    """Run ``connector`` once (incremental, or one backfill slice) and record everything."""
+    """Run ``connector`` once (incremental, or one backfill slice) and record everything.
+
+    ``max_pages`` is the connector's page budget (``ctx.options.max_pages``); one that ignores it
+    is stopped at its first cursor move past the budget. For a backfill slice, the connector's
+    ``total_pages`` and ``reached_date`` progress reach the campaign with each commit.
+    """
     meta = connector.meta
-    run = start_run(db, connector_id=meta.id, mode=mode, backfill_id=backfill_id, run_id=run_id)
+    run = start_run(
+        db,
+        connector_id=meta.id,
+        mode=mode,
+        backfill_id=backfill_id,
+        run_id=run_id,
+        lease_seconds=lease_seconds,
+    )
     summary = RunSummary(run.id, meta.id, mode)
     batch = _Batch()
     router = Router(
@@ -189,13 +203,23 @@ async def run_connector(
     budget = UrlBudget(
         db, meta.id, initial_interval_s=refresh_interval(meta.refresh_class).total_seconds()
     )
+    reported: dict[str, Any] = {}  # the latest total_pages / reached_date, for the backfill row
+
+    def report(progress: Progress) -> None:
+        if progress.total_pages is not None:
+            reported["total_pages"] = progress.total_pages
+        if progress.reached_date is not None:
+            reported["reached_date"] = progress.reached_date
+        if on_progress:
+            on_progress(summary, progress)
+
     ctx = CrawlContext(
         connector_id=meta.id,
         fetch=_budgeted_fetch(router, meta.engines, budget),
         due=budget.should_fetch,
         options=CrawlOptions(mode=mode, since=since, max_pages=max_pages, deadline=deadline),
         cursor=run.cursor_start,
-        on_progress=lambda p: on_progress(summary, p) if on_progress else None,
+        on_progress=report,
         log=log.bind(connector=meta.id, run=run.id),
     )
     committed_cursor = run.cursor_start
@@ -218,6 +242,7 @@ async def run_connector(
             pages=pages,
             credits=batch.credits,
             url_states=budget.take_pending(),
+            progress=reported,
         )
         summary.pages += pages
         summary.records += result.records
@@ -236,14 +261,15 @@ async def run_connector(
         async for record in crawl:
             if ctx.cursor != committed_cursor:
                 flush(ctx.cursor)  # everything before this record is covered by the cursor
+                if max_pages is not None and pages_fetched() > max_pages:
+                    # Past the budget: this record's page is re-fetched by the next run.
+                    outcome = "max_pages"
+                    break
             batch.records.append(record)
             if len(batch.records) >= batch_size:
                 flush(committed_cursor)  # records without moving the cursor: safe, re-fetchable
             if datetime.now(UTC) >= deadline:
                 outcome = "time_boxed"
-                break
-            if max_pages is not None and pages_fetched() >= max_pages:
-                outcome = "max_pages"
                 break
         flush(ctx.cursor)
     except LeaseLost as exc:
@@ -318,19 +344,27 @@ async def run_queued(
         return None
     registry = load_registry(settings.connectors_dir)
     connector = registry.get(stored.connector_id)
+    # A backfill slice takes its page budget and ``since`` from its campaign, and reports back.
+    campaign = load_backfill(db, stored.backfill_id) if stored.backfill_id else None
     own_stack = stack is None
     stack = stack or build_fetch_stack(settings)
     try:
-        return await run_connector(
+        summary = await run_connector(
             connector,
             db=db,
             stack=stack,
             store=RawRecordStore(BlobStore(settings.blob_dir)),
             mode="backfill" if stored.mode == "backfill" else "incremental",
+            max_pages=campaign.page_budget if campaign else None,
+            since=campaign.since if campaign else None,
             backfill_id=stored.backfill_id,
             run_id=run_id,
             max_run_minutes=settings.max_run_minutes,
+            lease_seconds=settings.run_lease_seconds,
         )
+        if campaign is not None:
+            record_slice(db, campaign.id, summary.run_id)
+        return summary
     except RunNotClaimable:  # a duplicate message raced us to it: nothing to do
         log.info("crawl.skipped", run=run_id, reason="not_claimable")
         return None

@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["auto", "json", "console"] = "auto"
     max_run_minutes: int = Field(default=40, ge=1, le=24 * 60)
+    run_lease_seconds: float = Field(
+        default=300, gt=0, description="a crawl run's lease, renewed at every commit"
+    )
     firecrawl_api_key: SecretStr | None = None
     scrapfly_api_key: SecretStr | None = None
     firecrawl_api_url: str = "https://api.firecrawl.dev"

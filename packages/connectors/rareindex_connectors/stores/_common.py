@@ -43,12 +43,17 @@ async def crawl_collections(
         return await ctx.fetch(request.url, expect="json", params=dict(request.params))
 
     for index in range(first_collection, len(collections)):
+        if budget <= 0:
+            return  # the budget ran out at the end of a collection: the next run starts the next
         request = start(collections[index])
         if index == first_collection and resume_page > 1:
             request = PageRequest(request.url, {**request.params, "page": resume_page})
         last_next: PageRequest | None = None
+        # One page more than the budget for paginate, and the budget enforced here: paginate
+        # drops the next request of a page that hits its cap, which would read as "collection
+        # done" and skip the rest of it.
         async for page in paginate(
-            fetch_page, start=request, strategy=PageNumber(), extract=extract, max_pages=budget
+            fetch_page, start=request, strategy=PageNumber(), extract=extract, max_pages=budget + 1
         ):
             for item in page.items:
                 yield record(item, page.result)
@@ -59,6 +64,8 @@ async def crawl_collections(
                 )
             ctx.progress(pages=1, items=len(page.items), total_pages=page.total_pages)
             budget -= 1
+            if budget <= 0 and last_next is not None:
+                break
         if budget <= 0 and last_next is not None:
             return  # the page budget ran out mid-collection: resume here next run
         ctx.set_cursor({"collection": index + 1, "page": 1, "sweeps": sweeps})

@@ -22,7 +22,7 @@ from .._version import __version__
 from ..errors import RareIndexError
 from ..logging import configure_logging
 from ..settings import Settings, load_settings
-from . import connectors_cmd, crawl_cmd, db_cmd, demo_cmd, fakeweb_cmd, inspect_cmd
+from . import backfill_cmd, connectors_cmd, crawl_cmd, db_cmd, demo_cmd, fakeweb_cmd, inspect_cmd
 
 __all__ = ["app", "main"]
 
@@ -35,6 +35,7 @@ app = typer.Typer(
 )
 app.add_typer(db_cmd.app, name="db")
 app.add_typer(connectors_cmd.app, name="connectors")
+app.add_typer(backfill_cmd.app, name="backfill")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)
 app.command("fakeweb")(fakeweb_cmd.fakeweb)
