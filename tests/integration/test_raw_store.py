@@ -139,4 +139,41 @@ def test_a_rolled_back_transaction_leaves_no_row_and_no_dedupe_key(
 
 def test_the_store_has_no_update_or_delete_path() -> None:
     public = {name for name in dir(RawRecordStore) if not name.startswith("_")}
-    assert public == {"get", "insert", "iter_connector"}
+    assert public == {"get", "insert", "insert_many", "iter_connector"}
+
+
+def test_a_batch_insert_dedupes_against_the_store_and_within_the_batch(
+    any_engine: Engine, store: RawRecordStore
+) -> None:
+    old = RawRecordInput(
+        external_id="p1", url="https://s.example/p1", payload={"v": 1}, fetched_at=T0
+    )
+    _put(any_engine, store, old)
+    batch = [
+        RawRecordInput(external_id="p1", url="https://s.example/p1", payload={"v": 1}),  # stored
+        RawRecordInput(external_id="p1", url="https://s.example/p1", payload={"v": 2}),  # changed
+        RawRecordInput(
+            external_id="p2",
+            url="https://s.example/p2",
+            payload={"v": 1},
+            snapshot=b"<html>p2</html>",
+        ),
+        RawRecordInput(
+            external_id="p2",
+            url="https://s.example/p2",
+            payload={"v": 1},
+            snapshot=b"<html>p2</html>",
+        ),  # twice in the same batch
+    ]
+    with any_engine.begin() as conn:
+        result = store.insert_many(
+            conn,
+            connector_id="demo-cards",
+            connector_version="1",
+            parser_version="1",
+            records=batch,
+        )
+    assert (len(result.raw_ids), result.dupes) == (2, 2)
+    assert _count(any_engine) == 3
+    with any_engine.connect() as conn:
+        assert store.get(conn, result.raw_ids[1]).snapshot == b"<html>p2</html>"

@@ -16,8 +16,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import Connection, Insert, select
@@ -29,7 +29,15 @@ from .blobs import BlobStore
 from .ids import new_id
 from .schema import raw_record_keys, raw_records
 
-__all__ = ["InsertResult", "RawRecordStore"]
+__all__ = ["BatchInsert", "InsertResult", "RawRecordStore"]
+
+
+@dataclass(slots=True)
+class BatchInsert:
+    """What a batch insert stored (new raw ids, in input order) and how many were dupes."""
+
+    raw_ids: list[str] = field(default_factory=list)
+    dupes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +118,75 @@ class RawRecordStore:
             )
         )
         return InsertResult(raw_id, record.fetched_at, is_new=True)
+
+    def insert_many(
+        self,
+        conn: Connection,
+        *,
+        connector_id: str,
+        connector_version: str,
+        parser_version: str,
+        records: Sequence[RawRecordInput],
+        run_id: str | None = None,
+    ) -> BatchInsert:
+        """Store a batch like :meth:`insert` does one record, in two statements for the whole
+        batch (claim the dedupe keys, then insert the rows whose keys were new)."""
+        result = BatchInsert()
+        candidates: dict[tuple[str, str], tuple[RawRecordInput, str, str]] = {}
+        for record in records:
+            digest = content_hash(record.payload, record.snapshot)
+            key = (record.external_id, digest)
+            if key in candidates:
+                result.dupes += 1  # the same content twice in one batch
+                continue
+            candidates[key] = (record, digest, new_id("raw"))
+        if not candidates:
+            return result
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        claim = dialect.insert(raw_record_keys).on_conflict_do_nothing()
+        claimed = set(
+            conn.execute(
+                claim.returning(raw_record_keys.c.raw_id),
+                [
+                    {
+                        "connector_id": connector_id,
+                        "external_id": record.external_id,
+                        "content_hash": digest,
+                        "raw_id": raw_id,
+                        "fetched_at": record.fetched_at,
+                    }
+                    for record, digest, raw_id in candidates.values()
+                ],
+            ).scalars()
+        )
+        rows = []
+        for record, digest, raw_id in candidates.values():
+            if raw_id not in claimed:
+                result.dupes += 1
+                continue
+            snapshot = record.snapshot
+            rows.append(
+                {
+                    "id": raw_id,
+                    "fetched_at": record.fetched_at,
+                    "connector_id": connector_id,
+                    "run_id": run_id,
+                    "external_id": record.external_id,
+                    "url": record.url,
+                    "payload": record.payload,
+                    "snapshot_ref": self.blobs.put(snapshot) if snapshot is not None else None,
+                    "snapshot_size": len(snapshot) if snapshot is not None else None,
+                    "engine": record.engine,
+                    "http_status": record.http_status,
+                    "content_hash": digest,
+                    "connector_version": connector_version,
+                    "parser_version": parser_version,
+                }
+            )
+            result.raw_ids.append(raw_id)
+        if rows:
+            conn.execute(raw_records.insert(), rows)
+        return result
 
     def get(self, conn: Connection, raw_id: str, *, with_snapshot: bool = True) -> RawRecord:
         """One stored record, its snapshot loaded from the blob store. ``KeyError`` if absent."""

@@ -259,20 +259,19 @@ def commit_batch(
     result = BatchResult()
     with engine.begin() as conn:
         _fence(conn, run)
-        for record in records:
-            inserted = store.insert(
-                conn,
-                connector_id=run.connector_id,
-                connector_version=connector_version,
-                parser_version=parser_version,
-                record=record,
-                run_id=run.id,
-            )
-            if inserted.is_new:
-                result.records += 1
-                result.raw_ids.append(inserted.raw_id)
-            else:
-                result.dupes += 1
+        stored = store.insert_many(
+            conn,
+            connector_id=run.connector_id,
+            connector_version=connector_version,
+            parser_version=parser_version,
+            records=records,
+            run_id=run.id,
+        )
+        result.records, result.dupes, result.raw_ids = (
+            len(stored.raw_ids),
+            stored.dupes,
+            stored.raw_ids,
+        )
         conn.execute(
             update(connector_runs)
             .where(connector_runs.c.id == run.id)
