@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, Insert, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -58,6 +59,41 @@ def _claim_key(conn: Connection, values: dict[str, object]) -> bool:
     else:
         statement = sqlite.insert(raw_record_keys).values(values).on_conflict_do_nothing()
     return conn.execute(statement.returning(raw_record_keys.c.raw_id)).first() is not None
+
+
+_COPY_COLUMNS = (
+    "id",
+    "fetched_at",
+    "connector_id",
+    "run_id",
+    "external_id",
+    "url",
+    "payload",
+    "snapshot_ref",
+    "snapshot_size",
+    "engine",
+    "http_status",
+    "content_hash",
+    "connector_version",
+    "parser_version",
+)
+
+
+def _copy_rows(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """PostgreSQL: ``COPY … FROM STDIN`` on the transaction's own connection (several times
+    faster than row inserts; the rows commit or roll back with everything else)."""
+    from psycopg.types.json import Jsonb
+
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    columns = ", ".join(_COPY_COLUMNS)
+    with driver.cursor() as cursor, cursor.copy(f"COPY raw_records ({columns}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(
+                tuple(
+                    Jsonb(row[name]) if name == "payload" else row[name] for name in _COPY_COLUMNS
+                )
+            )
 
 
 class RawRecordStore:
@@ -184,7 +220,9 @@ class RawRecordStore:
                 }
             )
             result.raw_ids.append(raw_id)
-        if rows:
+        if rows and conn.dialect.name == "postgresql":
+            _copy_rows(conn, rows)
+        elif rows:
             conn.execute(raw_records.insert(), rows)
         return result
 
