@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
-__all__ = ["EngineName", "RawRecord", "RawRecordInput", "content_hash"]
+__all__ = ["EngineName", "RawRecord", "RawRecordInput", "canonical_json", "content_hash"]
 
 EngineName = Literal["api", "firecrawl", "scrapfly"]
 """The fetch engines, in the router's default priority order."""
@@ -31,16 +31,21 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def content_hash(payload: Any, snapshot: bytes | None = None) -> str:
+def canonical_json(payload: Any) -> str:
+    """``payload`` as canonical JSON: sorted keys, no whitespace, UTF-8 kept as is."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(
+    payload: Any, snapshot: bytes | None = None, *, canonical: str | None = None
+) -> str:
     """SHA-256 hex of the canonical JSON of ``payload`` followed by the ``snapshot`` bytes.
 
     Canonical JSON sorts keys and uses no whitespace, so the same data re-fetched in another key
-    order hashes the same.
+    order hashes the same. Pass ``canonical`` when :func:`canonical_json` was already computed.
     """
     digest = hashlib.sha256()
-    digest.update(
-        json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    )
+    digest.update((canonical if canonical is not None else canonical_json(payload)).encode())
     if snapshot is not None:
         digest.update(b"\x00snapshot\x00")
         digest.update(snapshot)

@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from rareindex_connectors import RawRecord, RawRecordInput, content_hash
+from rareindex_connectors._raw import canonical_json
 
 from .blobs import BlobStore
 from .ids import new_id
@@ -82,18 +83,55 @@ _COPY_COLUMNS = (
 def _copy_rows(conn: Connection, rows: list[dict[str, Any]]) -> None:
     """PostgreSQL: ``COPY … FROM STDIN`` on the transaction's own connection (several times
     faster than row inserts; the rows commit or roll back with everything else)."""
-    from psycopg.types.json import Jsonb
-
     driver = conn.connection.driver_connection
     assert driver is not None
     columns = ", ".join(_COPY_COLUMNS)
-    with driver.cursor() as cursor, cursor.copy(f"COPY raw_records ({columns}) FROM STDIN") as copy:
-        for row in rows:
+    statement = f"COPY raw_records ({columns}) FROM STDIN"
+    with driver.cursor() as cursor, cursor.copy(statement) as copy:
+        for row in rows:  # the payload as its canonical JSON text, already computed
             copy.write_row(
-                tuple(
-                    Jsonb(row[name]) if name == "payload" else row[name] for name in _COPY_COLUMNS
-                )
+                tuple(row["payload_json"] if c == "payload" else row[c] for c in _COPY_COLUMNS)
             )
+
+
+def _claim_keys(
+    conn: Connection, connector_id: str, items: list[tuple[RawRecordInput, str, str, str]]
+) -> set[str]:
+    """Insert the dedupe keys; the raw ids whose keys were new. On PostgreSQL one statement
+    over arrays (no per-row parameters); elsewhere one multi-row insert."""
+    if conn.dialect.name == "postgresql":
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        with driver.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO raw_record_keys (connector_id, external_id, content_hash, raw_id, "
+                "fetched_at) SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[], "
+                "%s::timestamptz[]) ON CONFLICT DO NOTHING RETURNING raw_id",
+                (
+                    connector_id,
+                    [record.external_id for record, _, _, _ in items],
+                    [digest for _, digest, _, _ in items],
+                    [raw_id for _, _, raw_id, _ in items],
+                    [record.fetched_at for record, _, _, _ in items],
+                ),
+            )
+            return {row[0] for row in cursor.fetchall()}
+    claim = sqlite.insert(raw_record_keys).on_conflict_do_nothing()
+    return set(
+        conn.execute(
+            claim.returning(raw_record_keys.c.raw_id),
+            [
+                {
+                    "connector_id": connector_id,
+                    "external_id": record.external_id,
+                    "content_hash": digest,
+                    "raw_id": raw_id,
+                    "fetched_at": record.fetched_at,
+                }
+                for record, digest, raw_id, _ in items
+            ],
+        ).scalars()
+    )
 
 
 class RawRecordStore:
@@ -168,16 +206,52 @@ class RawRecordStore:
         """Store a batch like :meth:`insert` does one record, in two statements for the whole
         batch (claim the dedupe keys, then insert the rows whose keys were new)."""
         result = BatchInsert()
-        candidates: dict[tuple[str, str], tuple[RawRecordInput, str, str]] = {}
+        candidates: dict[tuple[str, str], tuple[RawRecordInput, str, str, str]] = {}
         for record in records:
-            digest = content_hash(record.payload, record.snapshot)
+            text = canonical_json(record.payload)  # once: for the hash and for the row
+            digest = content_hash(record.payload, record.snapshot, canonical=text)
             key = (record.external_id, digest)
             if key in candidates:
                 result.dupes += 1  # the same content twice in one batch
                 continue
-            candidates[key] = (record, digest, new_id("raw"))
+            candidates[key] = (record, digest, new_id("raw"), text)
         if not candidates:
             return result
+        claimed = _claim_keys(conn, connector_id, list(candidates.values()))
+        rows = []
+        for record, digest, raw_id, text in candidates.values():
+            if raw_id not in claimed:
+                result.dupes += 1
+                continue
+            snapshot = record.snapshot
+            rows.append(
+                {
+                    "id": raw_id,
+                    "fetched_at": record.fetched_at,
+                    "connector_id": connector_id,
+                    "run_id": run_id,
+                    "external_id": record.external_id,
+                    "url": record.url,
+                    "payload": record.payload,
+                    "payload_json": text,
+                    "snapshot_ref": self.blobs.put(snapshot) if snapshot is not None else None,
+                    "snapshot_size": len(snapshot) if snapshot is not None else None,
+                    "engine": record.engine,
+                    "http_status": record.http_status,
+                    "content_hash": digest,
+                    "connector_version": connector_version,
+                    "parser_version": parser_version,
+                }
+            )
+            result.raw_ids.append(raw_id)
+        if rows and conn.dialect.name == "postgresql":
+            _copy_rows(conn, rows)
+        elif rows:
+            conn.execute(
+                raw_records.insert(),
+                [{k: v for k, v in row.items() if k != "payload_json"} for row in rows],
+            )
+        return result
         dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
         claim = dialect.insert(raw_record_keys).on_conflict_do_nothing()
         claimed = set(
