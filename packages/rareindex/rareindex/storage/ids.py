@@ -1,7 +1,8 @@
 """Prefixed, time-sortable text ids: ``raw_01JD3…``, ``ast_01JD3…``.
 
-26 Crockford base-32 characters after the prefix: 48 bits of milliseconds then 80 random bits, so
-ids sort by creation time (good for B-tree locality) and need no coordination between workers.
+26 base-32 characters (Crockford's alphabet) after the prefix: 48 bits of milliseconds then 80
+random bits, so ids sort by creation time (good for B-tree locality) and need no coordination
+between workers.
 
 Example:
     >>> new_id("raw").startswith("raw_") and len(new_id("raw")) == 30
@@ -10,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 
@@ -42,13 +44,15 @@ PREFIXES = frozenset(
 )
 
 
+_RFC4648 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+_TO_CROCKFORD = bytes.maketrans(_RFC4648, _ALPHABET.encode())
+
+
 def new_id(prefix: str) -> str:
     """A new id with one of the known :data:`PREFIXES`."""
     if prefix not in PREFIXES:
         raise ValueError(f"unknown id prefix {prefix!r}; known: {', '.join(sorted(PREFIXES))}")
-    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
-    chars = []
-    for _ in range(26):
-        value, index = divmod(value, 32)
-        chars.append(_ALPHABET[index])
-    return f"{prefix}_{''.join(reversed(chars))}"
+    # 48 bits of milliseconds then 80 random bits, base32 in an alphabet whose ASCII order is its
+    # value order, so ids sort by time. (C-speed encoding: ids are minted per raw record.)
+    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(10)
+    return f"{prefix}_{base64.b32encode(raw)[:26].translate(_TO_CROCKFORD).decode()}"
