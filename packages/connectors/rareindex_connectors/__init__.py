@@ -76,7 +76,7 @@ from ._normalized import (
     parse_normalized,
 )
 from ._policy import DomainPolicy, PolicySet, registrable_domain
-from ._raw import EngineName, RawRecord, RawRecordInput, content_hash
+from ._raw import EngineName, RawRecord, RawRecordInput, canonical_json, content_hash
 from ._router import CostEntry, EngineStats, Router
 from ._scoring import FieldScorer, Scorer, document_score
 from ._ssrf import Resolver, SafeResolver, SystemResolver, address_problem
@@ -154,6 +154,7 @@ __all__ = [
     "__version__",
     "address_problem",
     "bot_user_agent",
+    "canonical_json",
     "challenge_from_firecrawl",
     "challenge_from_scrapfly",
     "content_hash",

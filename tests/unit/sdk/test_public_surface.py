@@ -60,6 +60,7 @@ EXPECTED = {
     "EngineName",
     "RawRecord",
     "RawRecordInput",
+    "canonical_json",
     "content_hash",
     # challenge detection
     "ChallengeKind",

@@ -24,8 +24,7 @@ from typing import Any
 from sqlalchemy import Connection, Insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from rareindex_connectors import RawRecord, RawRecordInput, content_hash
-from rareindex_connectors._raw import canonical_json
+from rareindex_connectors import RawRecord, RawRecordInput, canonical_json, content_hash
 
 from .blobs import BlobStore
 from .ids import new_id
