@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Insert, select
+from sqlalchemy import Connection, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from rareindex_connectors import RawRecord, RawRecordInput, canonical_json, content_hash
@@ -48,17 +48,6 @@ class InsertResult:
     raw_id: str
     fetched_at: datetime
     is_new: bool
-
-
-def _claim_key(conn: Connection, values: dict[str, object]) -> bool:
-    """Insert the dedupe key; False when it already existed. RETURNING, because psycopg's
-    rowcount is not reliable for ``ON CONFLICT DO NOTHING`` under SQLAlchemy 2.1."""
-    statement: Insert
-    if conn.dialect.name == "postgresql":
-        statement = postgresql.insert(raw_record_keys).values(values).on_conflict_do_nothing()
-    else:
-        statement = sqlite.insert(raw_record_keys).values(values).on_conflict_do_nothing()
-    return conn.execute(statement.returning(raw_record_keys.c.raw_id)).first() is not None
 
 
 _COPY_COLUMNS = (
@@ -149,48 +138,27 @@ class RawRecordStore:
         record: RawRecordInput,
         run_id: str | None = None,
     ) -> InsertResult:
-        """Store ``record`` unless identical content is already stored for its external id."""
-        digest = content_hash(record.payload, record.snapshot)
-        raw_id = new_id("raw")
-        claimed = _claim_key(
+        """Store ``record`` unless identical content is already stored for its external id
+        (then return the stored one's id)."""
+        stored = self.insert_many(
             conn,
-            {
-                "connector_id": connector_id,
-                "external_id": record.external_id,
-                "content_hash": digest,
-                "raw_id": raw_id,
-                "fetched_at": record.fetched_at,
-            },
+            connector_id=connector_id,
+            connector_version=connector_version,
+            parser_version=parser_version,
+            records=[record],
+            run_id=run_id,
         )
-        if not claimed:
-            existing = conn.execute(
-                select(raw_record_keys.c.raw_id, raw_record_keys.c.fetched_at).where(
-                    raw_record_keys.c.connector_id == connector_id,
-                    raw_record_keys.c.external_id == record.external_id,
-                    raw_record_keys.c.content_hash == digest,
-                )
-            ).one()
-            return InsertResult(existing.raw_id, existing.fetched_at, is_new=False)
-        snapshot_ref = self.blobs.put(record.snapshot) if record.snapshot is not None else None
-        conn.execute(
-            raw_records.insert().values(
-                id=raw_id,
-                fetched_at=record.fetched_at,
-                connector_id=connector_id,
-                run_id=run_id,
-                external_id=record.external_id,
-                url=record.url,
-                payload=record.payload,
-                snapshot_ref=snapshot_ref,
-                snapshot_size=len(record.snapshot) if record.snapshot is not None else None,
-                engine=record.engine,
-                http_status=record.http_status,
-                content_hash=digest,
-                connector_version=connector_version,
-                parser_version=parser_version,
+        if stored.raw_ids:
+            return InsertResult(stored.raw_ids[0], record.fetched_at, is_new=True)
+        digest = content_hash(record.payload, record.snapshot)
+        existing = conn.execute(
+            select(raw_record_keys.c.raw_id, raw_record_keys.c.fetched_at).where(
+                raw_record_keys.c.connector_id == connector_id,
+                raw_record_keys.c.external_id == record.external_id,
+                raw_record_keys.c.content_hash == digest,
             )
-        )
-        return InsertResult(raw_id, record.fetched_at, is_new=True)
+        ).one()
+        return InsertResult(existing.raw_id, existing.fetched_at, is_new=False)
 
     def insert_many(
         self,
