@@ -19,6 +19,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
 __all__ = ["EngineName", "RawRecord", "RawRecordInput", "canonical_json", "content_hash"]
@@ -32,8 +33,15 @@ def _utcnow() -> datetime:
 
 
 def canonical_json(payload: Any) -> str:
-    """``payload`` as canonical JSON: sorted keys, no whitespace, UTF-8 kept as is."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """``payload`` as canonical JSON: sorted keys, no whitespace, UTF-8 kept as is.
+
+    orjson writes exactly what ``json.dumps(sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)`` writes for JSON values, several times faster (it runs for every record
+    crawled); integers beyond 64 bits fall back to the standard library."""
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def content_hash(
