@@ -629,3 +629,12 @@ def test_health_defaults_and_constraints() -> None:
         ConnectorHealth(status="UP", checked_at=datetime(2026, 1, 1))  # naive on purpose
     with pytest.raises(ValidationError):
         ConnectorHealth(status="UP", uptime=1.0)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [{1: "int key"}, {"a": {1, 2}}, {"a": object()}, {"when": datetime(2026, 1, 1, tzinfo=UTC)}],
+)
+def test_raw_payloads_must_be_json_values(payload: object) -> None:
+    with pytest.raises(ValidationError, match="payload must be a JSON value"):
+        RawRecordInput(external_id="x", url="https://x.example/", payload=payload)
