@@ -102,6 +102,7 @@ def _claim_keys(
                     [raw_id for _, _, raw_id, _ in items],
                     [record.fetched_at for record, _, _, _ in items],
                 ),
+                binary=True,  # arrays sent binary: no per-element text quoting
             )
             return {row[0] for row in cursor.fetchall()}
     claim = sqlite.insert(raw_record_keys).on_conflict_do_nothing()
