@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 
 from rareindex_connectors import RawRecord, RawRecordInput, canonical_json, content_hash
 
@@ -219,53 +219,6 @@ class RawRecordStore:
                 raw_records.insert(),
                 [{k: v for k, v in row.items() if k != "payload_json"} for row in rows],
             )
-        return result
-        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-        claim = dialect.insert(raw_record_keys).on_conflict_do_nothing()
-        claimed = set(
-            conn.execute(
-                claim.returning(raw_record_keys.c.raw_id),
-                [
-                    {
-                        "connector_id": connector_id,
-                        "external_id": record.external_id,
-                        "content_hash": digest,
-                        "raw_id": raw_id,
-                        "fetched_at": record.fetched_at,
-                    }
-                    for record, digest, raw_id in candidates.values()
-                ],
-            ).scalars()
-        )
-        rows = []
-        for record, digest, raw_id in candidates.values():
-            if raw_id not in claimed:
-                result.dupes += 1
-                continue
-            snapshot = record.snapshot
-            rows.append(
-                {
-                    "id": raw_id,
-                    "fetched_at": record.fetched_at,
-                    "connector_id": connector_id,
-                    "run_id": run_id,
-                    "external_id": record.external_id,
-                    "url": record.url,
-                    "payload": record.payload,
-                    "snapshot_ref": self.blobs.put(snapshot) if snapshot is not None else None,
-                    "snapshot_size": len(snapshot) if snapshot is not None else None,
-                    "engine": record.engine,
-                    "http_status": record.http_status,
-                    "content_hash": digest,
-                    "connector_version": connector_version,
-                    "parser_version": parser_version,
-                }
-            )
-            result.raw_ids.append(raw_id)
-        if rows and conn.dialect.name == "postgresql":
-            _copy_rows(conn, rows)
-        elif rows:
-            conn.execute(raw_records.insert(), rows)
         return result
 
     def get(self, conn: Connection, raw_id: str, *, with_snapshot: bool = True) -> RawRecord:
