@@ -19,14 +19,31 @@ from dramatiq.middleware import Retries
 
 from rareindex.crawl import run_queued
 from rareindex.errors import ConfigError
+from rareindex.indexer import resolve_pending
+from rareindex.normalizer import normalize_raw
+from rareindex.registry import Registry, load_registry
 from rareindex.settings import Settings
-from rareindex.storage import Engine, make_engine
+from rareindex.storage import BlobStore, Engine, make_engine
+from rareindex.storage.normalized_store import pending_count, unnormalized_raw_ids
 
 from .dead_letters import DeadLetters
 
-__all__ = ["CRAWL_QUEUE", "Actors", "declare_actors"]
+__all__ = [
+    "CRAWL_QUEUE",
+    "NORMALIZE_QUEUE",
+    "RAW_BATCH",
+    "RESOLVE_QUEUE",
+    "Actors",
+    "declare_actors",
+    "sweep_pipeline",
+]
 
 CRAWL_QUEUE = "crawl"
+NORMALIZE_QUEUE = "normalize"
+RESOLVE_QUEUE = "resolve"
+RAW_BATCH = 500
+"""Raw ids per normalize message: batches, not single records (a worker handles ~2,000
+messages/s, a batch of 500 keeps the broker far from the bottleneck)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +51,8 @@ class Actors:
     """The actors of one process."""
 
     crawl: dramatiq.Actor[[str], None]
+    normalize: dramatiq.Actor[[list[str]], None]
+    resolve: dramatiq.Actor[[], None]
 
 
 def declare_actors(
@@ -50,10 +69,29 @@ def declare_actors(
     # have marked the message failed by the time DeadLetters looks at it.
     broker.add_middleware(DeadLetters(db), before=Retries)
 
+    registry: list[Registry] = []
+
+    def the_registry() -> Registry:
+        if not registry:
+            registry.append(load_registry(settings.connectors_dir))
+        return registry[0]
+
     def crawl_run(run_id: str) -> None:
-        """Run (or take over) one queued crawl run. A run that failed is recorded as failed
-        by the crawler and is not retried here; infrastructure errors are (with backoff)."""
-        asyncio.run(run_queued(run_id, db=db, settings=settings))
+        """Run (or take over) one queued crawl run, then hand its raw records to the
+        normalizer in batches. A run that failed is recorded as failed by the crawler and is
+        not retried here; infrastructure errors are (with backoff)."""
+        summary = asyncio.run(run_queued(run_id, db=db, settings=settings))
+        for start in range(0, len(summary.raw_ids) if summary else 0, RAW_BATCH):
+            normalize.send(summary.raw_ids[start : start + RAW_BATCH])  # type: ignore[union-attr]
+
+    def normalize_raw_ids(raw_ids: list[str]) -> None:
+        """Normalize a batch of raw records (idempotent), then ask for resolution."""
+        normalize_raw(db, the_registry(), raw_ids, blobs=BlobStore(settings.blob_dir))
+        resolve.send()
+
+    def resolve_all() -> None:
+        """Resolve every pending normalized record (idempotent upserts: a duplicate is harmless)."""
+        resolve_pending(db)
 
     crawl = dramatiq.actor(
         broker=broker,
@@ -65,4 +103,36 @@ def declare_actors(
         throws=(ConfigError,),
         time_limit=int((settings.max_run_minutes + 5) * 60_000),
     )(crawl_run)
-    return Actors(crawl=crawl)
+    normalize = dramatiq.actor(
+        broker=broker,
+        actor_name="normalize_raw",
+        queue_name=NORMALIZE_QUEUE,
+        max_retries=max_retries,
+        min_backoff=min_backoff_ms,
+        max_backoff=600_000,
+        throws=(ConfigError,),
+    )(normalize_raw_ids)
+    resolve = dramatiq.actor(
+        broker=broker,
+        actor_name="resolve_pending",
+        queue_name=RESOLVE_QUEUE,
+        max_retries=max_retries,
+        min_backoff=min_backoff_ms,
+        max_backoff=600_000,
+        throws=(ConfigError,),
+    )(resolve_all)
+    return Actors(crawl=crawl, normalize=normalize, resolve=resolve)
+
+
+def sweep_pipeline(actors: Actors, db: Engine, *, limit: int = 50_000) -> int:
+    """Re-send work whose message was lost: raw records never normalized, and a resolve when
+    records are pending. Returns how many raw records were re-sent. Durable state is in the
+    database, so this is safe to run at any time (workers run it when they start)."""
+    with db.connect() as conn:
+        raw_ids = unnormalized_raw_ids(conn, limit=limit)
+        pending = pending_count(conn)
+    for start in range(0, len(raw_ids), RAW_BATCH):
+        actors.normalize.send(raw_ids[start : start + RAW_BATCH])
+    if pending or raw_ids:
+        actors.resolve.send()
+    return len(raw_ids)

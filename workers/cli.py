@@ -28,7 +28,7 @@ from rareindex.storage import current_revision
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.dead_letters import list_dead_letters, mark_requeued
 
-from .actors import declare_actors
+from .actors import declare_actors, sweep_pipeline
 from .broker import configure_broker
 
 __all__ = ["main"]
@@ -61,7 +61,10 @@ def worker(
     if current_revision(db) is None:
         raise ConfigError("the database is empty; run `rareindex db upgrade` first")
     broker = configure_broker(settings)
-    declare_actors(broker, settings, db=db)
+    actors = declare_actors(broker, settings, db=db)
+    resent = sweep_pipeline(actors, db)
+    if resent:
+        console.print(f"worker: re-sent {resent} raw records that were never normalized")
     stop = _stop_on_signals()
     process = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=1000)
     process.start()

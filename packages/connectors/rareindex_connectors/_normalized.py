@@ -201,9 +201,14 @@ class CatalogItem(_Model):
     set_name: str | None = None
     number: str | None = None
     subject: str | None = None
-    parallel: str | None = None
-    edition: str | None = None
+    parallel: str | None = Field(
+        default=None, description="parallel or finish (Refractor, Holo), cover variant, coin variety"
+    )
+    edition: str | None = Field(default=None, description="1st Edition, Shadowless, Unlimited")
     language: str | None = None
+    print_run: int | None = Field(default=None, ge=1, description="serial numbering: /99 -> 99")
+    mint_mark: str | None = Field(default=None, max_length=4, description="coins: S, D, CC, O")
+    denomination: str | None = Field(default=None, description="coins: 1C, 5C, $1")
     identifiers: Identifiers = Identifiers()
     url: str | None = None
 

@@ -5,6 +5,7 @@ RareIndexError
   ConfigError          bad RI_* setting or connector file: one line, with the fix
   DatabaseError        the database is unreachable or not migrated
   ImmutableRecordError an attempt to change a raw record
+  UnknownCurrencyError a currency code without ECB reference rates: lists the supported codes
 ```
 
 Every ``RareIndexError`` message is one line a newcomer can act on; the CLI prints it without a
@@ -13,7 +14,13 @@ traceback and exits 2.
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "DatabaseError", "ImmutableRecordError", "RareIndexError"]
+__all__ = [
+    "ConfigError",
+    "DatabaseError",
+    "ImmutableRecordError",
+    "RareIndexError",
+    "UnknownCurrencyError",
+]
 
 
 class RareIndexError(Exception):
@@ -30,3 +37,7 @@ class DatabaseError(RareIndexError):
 
 class ImmutableRecordError(RareIndexError):
     """Raw records are insert-only; something tried to update or delete one."""
+
+
+class UnknownCurrencyError(RareIndexError):
+    """A currency code the FX rates do not cover. The message lists the codes that are."""

@@ -37,3 +37,19 @@ def describe_database(settings: Settings) -> str:
     if url.get_backend_name() == "sqlite":
         return f"SQLite {url.database or ':memory:'}"
     return f"PostgreSQL {url.host}:{url.port or 5432}/{url.database}"
+
+
+def migrated_database(settings: Settings) -> Engine:
+    """Like :func:`database`, and refuse a schema behind the code with the command that fixes it."""
+    from ..errors import ConfigError
+    from ..storage import current_revision, head_revision
+
+    engine = database(settings)
+    current = current_revision(engine)
+    head = head_revision(migrations_dir=settings.migrations_dir)
+    if current != head:
+        raise ConfigError(
+            f"the database schema is at {current or 'nothing'}, the code needs {head}: "
+            "run `rareindex db upgrade` first"
+        )
+    return engine

@@ -22,7 +22,19 @@ from .._version import __version__
 from ..errors import RareIndexError
 from ..logging import configure_logging
 from ..settings import Settings, load_settings
-from . import backfill_cmd, connectors_cmd, crawl_cmd, db_cmd, demo_cmd, fakeweb_cmd, inspect_cmd
+from . import (
+    backfill_cmd,
+    catalog_cmd,
+    connectors_cmd,
+    crawl_cmd,
+    db_cmd,
+    demo_cmd,
+    fakeweb_cmd,
+    fx_cmd,
+    inspect_cmd,
+    replay_cmd,
+    resolve_cmd,
+)
 
 __all__ = ["app", "main"]
 
@@ -36,10 +48,14 @@ app = typer.Typer(
 app.add_typer(db_cmd.app, name="db")
 app.add_typer(connectors_cmd.app, name="connectors")
 app.add_typer(backfill_cmd.app, name="backfill")
+app.add_typer(catalog_cmd.app, name="catalog")
+app.add_typer(fx_cmd.app, name="fx")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)
 app.command("fakeweb")(fakeweb_cmd.fakeweb)
 app.command("inspect")(inspect_cmd.inspect)
+app.command("resolve")(resolve_cmd.resolve)
+app.command("replay")(replay_cmd.replay)
 
 
 def _version(value: bool) -> None:

