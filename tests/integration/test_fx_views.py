@@ -1,0 +1,154 @@
+"""The multi-currency views agree with :func:`rareindex.fx.convert` on SQLite and PostgreSQL: a sale
+or listing on a weekend or TARGET holiday is priced at the previous ECB publication day's rates."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, Engine, insert, text
+
+from rareindex.fx import convert, load_ecb_rates, rate_on
+from rareindex.storage import upgrade
+from rareindex.storage.schema import VIEW_CURRENCIES, connectors, listings, sales, sources
+from rareindex_connectors import currency_minor_unit
+
+# (id, UTC time, price, currency, the ECB publication day whose rates apply)
+SALES = [
+    ("sal_xmas", datetime(2024, 12, 25, 18, 0, tzinfo=UTC), "1250.00", "EUR", date(2024, 12, 24)),
+    ("sal_sat", datetime(2024, 12, 28, 9, 30, tzinfo=UTC), "845.50", "GBP", date(2024, 12, 27)),
+    ("sal_newyear", datetime(2025, 1, 1, 23, 59, tzinfo=UTC), "182000", "JPY", date(2024, 12, 31)),
+    ("sal_fri", datetime(2025, 1, 10, 12, 0, tzinfo=UTC), "99.99", "USD", date(2025, 1, 10)),
+]
+# (id, first seen, last seen, price, currency, publication day of last_seen_at)
+LISTINGS = [
+    (
+        "lst_boxing",
+        datetime(2024, 12, 20, 8, 0, tzinfo=UTC),  # a different rate: must not be used
+        datetime(2024, 12, 26, 7, 0, tzinfo=UTC),
+        "410.00",
+        "GBP",
+        date(2024, 12, 24),
+    ),
+    (
+        "lst_sun",
+        datetime(2024, 12, 23, 8, 0, tzinfo=UTC),
+        datetime(2025, 1, 5, 21, 0, tzinfo=UTC),
+        "56000",
+        "JPY",
+        date(2025, 1, 3),
+    ),
+]
+BEFORE_RATES = datetime(2024, 12, 19, 12, 0, tzinfo=UTC)  # the loaded window starts on the 20th
+
+
+def _seed(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(insert(sources).values(id="demo", name="Demo"))
+        conn.execute(
+            insert(connectors).values(
+                id="demo-cards",
+                source_id="demo",
+                version="1",
+                parser_version="1",
+                refresh_class="ACTIVE",
+                meta={},
+            )
+        )
+        subject = {"source_id": "demo", "connector_id": "demo-cards", "title": "card"}
+        for sale_id, when, price, currency, _ in [
+            *SALES,
+            ("sal_early", BEFORE_RATES, "10.00", "GBP", None),
+        ]:
+            conn.execute(
+                insert(sales).values(
+                    id=sale_id,
+                    sale_date=when,
+                    external_id=sale_id,
+                    sale_type="auction",
+                    price_basis="hammer",
+                    price=Decimal(price),
+                    currency=currency,
+                    **subject,
+                )
+            )
+        for listing_id, first, last, price, currency, _ in LISTINGS:
+            conn.execute(
+                insert(listings).values(
+                    id=listing_id,
+                    external_id=listing_id,
+                    price=Decimal(price),
+                    currency=currency,
+                    first_seen_at=first,
+                    last_seen_at=last,
+                    **subject,
+                )
+            )
+
+
+@pytest.fixture
+def engine(any_engine: Engine) -> Engine:
+    upgrade(any_engine)
+    _seed(any_engine)
+    assert load_ecb_rates(any_engine, since=date(2024, 12, 20), until=date(2025, 1, 10)) == 65
+    return any_engine
+
+
+def _view(conn: Connection, name: str) -> dict[str, dict[str, Any]]:
+    rows = conn.execute(text(f"SELECT * FROM {name}")).mappings()  # noqa: S608 - our own names
+    return {str(row["id"]): dict(row) for row in rows}
+
+
+def _check_row(
+    conn: Connection, row: dict[str, Any], price: str, currency: str, day: date, published: date
+) -> None:
+    assert rate_on(conn, currency, day) == rate_on(conn, currency, published)
+    for target in VIEW_CURRENCIES:
+        # At the publication day's rates, named explicitly: not the sale day's rule re-derived.
+        from_rate, to_rate = rate_on(conn, currency, published), rate_on(conn, target, published)
+        assert from_rate is not None and to_rate is not None
+        exact = Decimal(price) / from_rate * to_rate
+        viewed = row[f"price_{target.lower()}"]
+        assert viewed is not None, (row["id"], target)
+        assert float(viewed) == pytest.approx(float(exact), rel=1e-9), (row["id"], target)
+        converted = convert(conn, Decimal(price), currency, target, day)
+        assert converted is not None
+        half_minor_unit = Decimal(5).scaleb(-currency_minor_unit(target) - 1)
+        assert abs(converted - exact) <= half_minor_unit, (row["id"], target)
+        assert abs(Decimal(str(viewed)) - converted) <= half_minor_unit + Decimal("1e-6")
+
+
+def test_sales_multi_currency_matches_convert_at_the_last_published_rate(engine: Engine) -> None:
+    with engine.connect() as conn:
+        rows = _view(conn, "sales_multi_currency")
+        assert set(rows) == {sale[0] for sale in SALES} | {"sal_early"}
+        for sale_id, when, price, currency, published in SALES:
+            _check_row(conn, rows[sale_id], price, currency, when.date(), published)
+        # Before the first loaded rate: NULL in the view, None from convert — never a guess.
+        early = rows["sal_early"]
+        for target in VIEW_CURRENCIES:
+            assert early[f"price_{target.lower()}"] is None, target
+            assert convert(conn, Decimal("10.00"), "GBP", target, BEFORE_RATES) is None
+
+
+def test_listings_multi_currency_uses_last_seen_at(engine: Engine) -> None:
+    with engine.connect() as conn:
+        rows = _view(conn, "listings_multi_currency")
+        assert set(rows) == {listing[0] for listing in LISTINGS}
+        for listing_id, first, last, price, currency, published in LISTINGS:
+            _check_row(conn, rows[listing_id], price, currency, last.date(), published)
+            if rate_on(conn, currency, first) != rate_on(conn, currency, last):
+                wrong = convert(conn, Decimal(price), currency, "USD", first)
+                assert wrong is not None
+                assert float(rows[listing_id]["price_usd"]) != pytest.approx(float(wrong))
+
+
+def test_the_full_history_loads_once(any_engine: Engine) -> None:
+    upgrade(any_engine)
+    inserted = load_ecb_rates(any_engine)
+    assert inserted > 5 * 7000 and inserted % 5 == 0
+    assert load_ecb_rates(any_engine) == 0
+    assert rate_on(any_engine, "EUR", date(1999, 1, 3)) is None
+    assert rate_on(any_engine, "EUR", date(1999, 1, 4)) == Decimal("0.848248")  # 1 / 1.1789
