@@ -152,6 +152,8 @@ def resolver() -> Resolver:
         ("2003 Topps Chrome Sapphire LeBron James #111", "sapphire"),
         ("1909-S Lincoln Wheat Cent VDB 1C PCGS MS65 RD", "vdb-s"),
         ("1909 Lincoln Wheat Cent VDB 1C", "vdb"),
+        ("1909 S Lincoln Wheat Cent VDB NGC MS64", "vdb-s"),  # mint mark after a space
+        ("1909S VDB Lincoln Wheat Cent", "vdb-s"),
         ("The Amazing Spider-Man #300 (1988) CGC 9.8", "asm-300"),
         ("2003 Topps Chrome LeBron Jmaes #111 Refractor", "chrome-ref"),  # a typo: fuzzy
         ("Charizard - 4/102 - Base Set - 1st Edition Holo - Near Mint", "base-zard-1st"),  # no year
@@ -226,6 +228,12 @@ def test_keys_fold_case_and_accents() -> None:
     assert asset_key(a) == asset_key(b)
     assert variant_key("k", None) == "k|raw"
     assert variant_key("k", Grading(grader="PSA", grade="8", qualifier="OC")) == "k|psa|8|oc||"
+
+
+def test_a_mint_mark_is_read_only_where_it_is_one() -> None:
+    assert tokenize("1890 CC Morgan Dollar").mint_marks == frozenset({"cc"})
+    assert tokenize("1979 O-Pee-Chee Wayne Gretzky #18").mint_marks == frozenset()
+    assert tokenize("1909 Lincoln Cent").mint_marks == frozenset()
 
 
 def test_tokenize_cuts_the_grade_phrase_and_cert() -> None:

@@ -3,7 +3,7 @@
 :func:`tokenize` folds a title (NFKC, accents dropped, case-folded, emoji and most punctuation
 gone) into :class:`Tokens`:
 
-* ``words`` — the folded tokens in order (``#280`` -> ``280``, ``1909-S`` -> ``1909`` + ``mint:s``);
+* ``words`` — the folded tokens in order (``#280`` -> ``280``, ``1909-S`` or ``1909 S`` -> ``1909`` + ``mint:s``);
 * ``numbers`` — every token that may be a card, collector or issue number (``280``, ``4/102``,
   ``bdc-ex``, ``sv31/sv94``);
 * ``fractions`` — denominators of ``a/b`` and ``/b`` tokens (``#'d 23/99`` -> ``99``): print runs,
@@ -42,7 +42,8 @@ _GRADE_VALUE = re.compile(
 )
 _CERT = re.compile(r"^\d{7,10}(?:-\d{3})?$")
 _ITEM_ID = re.compile(r"^\d{11,13}$")
-_YEAR_MINT = re.compile(r"\b(1[89]\d\d|20[0-3]\d)-(cc|[a-z])\b")
+_YEAR_MINT = re.compile(r"\b(1[789]\d\d|20[0-3]\d)(?:-(cc|[a-z])|\s?(cc|[cdopsw]))(?=[\s,;)]|$)")
+"""``1909-S``, ``1909 S``, ``1909S``, ``1890 CC``: a date and its mint mark."""
 _SPLIT = re.compile(r"[^\w/#'$+.:\-]+")
 _YEAR = re.compile(r"^(18[5-9]\d|19\d\d|20[0-3]\d)$")
 _NUMBERISH = re.compile(r"^(?:[a-z]{0,5}-?\d+[a-z]?|\d+[a-z]{0,3}|[a-z]{1,5}-[a-z0-9]{1,5})$")
@@ -93,8 +94,9 @@ def tokenize(title: str) -> Tokens:
     mint_marks: set[str] = set()
 
     def year_mint(m: re.Match[str]) -> str:
-        mint_marks.add(m.group(2))
-        return f"{m.group(1)} mint:{m.group(2)}"
+        mark = m.group(2) or m.group(3)
+        mint_marks.add(mark)
+        return f"{m.group(1)} mint:{mark}"
 
     folded = _YEAR_MINT.sub(year_mint, folded)
     raw = [t for t in _SPLIT.split(folded) if t]
