@@ -3,7 +3,8 @@
 :func:`tokenize` folds a title (NFKC, accents dropped, case-folded, emoji and most punctuation
 gone) into :class:`Tokens`:
 
-* ``words`` — the folded tokens in order (``#280`` -> ``280``, ``1909-S`` or ``1909 S`` -> ``1909`` + ``mint:s``);
+* ``words`` — the folded tokens in order (``#280`` -> ``280``; ``1909-S``, ``1909 S`` ->
+  ``1909`` + ``mint:s``);
 * ``numbers`` — every token that may be a card, collector or issue number (``280``, ``4/102``,
   ``bdc-ex``, ``sv31/sv94``);
 * ``fractions`` — denominators of ``a/b`` and ``/b`` tokens (``#'d 23/99`` -> ``99``): print runs,
