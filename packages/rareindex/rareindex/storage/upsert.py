@@ -6,6 +6,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,13 +30,20 @@ def upsert(
     """
     if not rows:
         return
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(table)
-    if update:
-        changes: dict[str, Any] = {name: statement.excluded[name] for name in update}
-        if "updated_at" in table.c:
-            changes["updated_at"] = func.now()
-        statement = statement.on_conflict_do_update(index_elements=list(conflict), set_=changes)
-    else:
-        statement = statement.on_conflict_do_nothing(index_elements=list(conflict))
+    statement = _statement(conn.dialect.name, table, tuple(conflict), tuple(update))
     conn.execute(statement, list(rows))
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(
+    dialect_name: str, table: Table, conflict: tuple[str, ...], update: tuple[str, ...]
+) -> Any:
+    # Built once per shape: constructing ``excluded`` is most of an upsert's Python cost.
+    dialect = postgresql if dialect_name == "postgresql" else sqlite
+    statement = dialect.insert(table)
+    if not update:
+        return statement.on_conflict_do_nothing(index_elements=list(conflict))
+    changes: dict[str, Any] = {name: statement.excluded[name] for name in update}
+    if "updated_at" in table.c:
+        changes["updated_at"] = func.now()
+    return statement.on_conflict_do_update(index_elements=list(conflict), set_=changes)
