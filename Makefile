@@ -41,6 +41,8 @@ typecheck: $(STAMP) ## mypy: strict on the SDK, checked elsewhere
 bench: $(STAMP) ## Benchmarks against peers (not part of make test); prints ratios from one run
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	$(BIN)/python -m bench.fetch
+	$(BIN)/python -m bench.crawl --quick
+	$(BIN)/python -m bench.resolve
 
 golden: $(STAMP) ## Re-record each connector's fixtures and golden output from the fake web
 	$(BIN)/python -m tests.contract.recording

@@ -202,7 +202,7 @@ class CatalogItem(_Model):
     number: str | None = None
     subject: str | None = None
     parallel: str | None = Field(
-        default=None, description="parallel or finish (Refractor, Holo), cover variant, coin variety"
+        default=None, description="parallel or finish (Refractor, Holo), cover or coin variety"
     )
     edition: str | None = Field(default=None, description="1st Edition, Shadowless, Unlimited")
     language: str | None = None

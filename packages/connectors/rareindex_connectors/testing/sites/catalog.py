@@ -349,7 +349,7 @@ def catalog_record(item: Item) -> CatalogItem:
     return CatalogItem(
         external_id=item.key,
         title=item.title,
-        category=CATEGORY_OF[item.category],  # type: ignore[arg-type]
+        category=CATEGORY_OF[item.category],
         year=item.year,
         brand=item.brand,
         set_name=item.set_name,
