@@ -1,6 +1,8 @@
 """Fleet mode end to end: one scheduler and two worker processes on Redis and PostgreSQL crawl
 the fake web's stores and end with the same raw-record set as an embedded crawl, while per-host
-limits hold across both workers; both processes stop gracefully on SIGTERM."""
+limits hold across both workers; the workers' normalize and resolve actors then build the same
+index (normalized records, decisions, listings) as the embedded pipeline; both processes stop
+gracefully on SIGTERM."""
 
 from __future__ import annotations
 
@@ -16,13 +18,18 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from rareindex.cli.crawl_cmd import crawl_connectors
+from rareindex.pipeline import process as run_pipeline
+from rareindex.registry import load_registry
 from rareindex.settings import REPO_ROOT, Settings
-from rareindex.storage import make_engine, upgrade
-from rareindex.storage.schema import connector_runs, raw_records
+from rareindex.storage import BlobStore, make_engine, upgrade
+from rareindex.storage.catalog_store import import_catalog
+from rareindex.storage.normalized_store import pending_count, raw_ids_in_scope
+from rareindex.storage.schema import connector_runs, listings, normalized_records, raw_records
 from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from rareindex_connectors.testing.sites.catalog import world_catalog
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
 
 STORES = ("shopify/cards-shop.toml", "woocommerce/comics-woo.toml", "woocommerce/coins-woo.toml")
@@ -57,6 +64,30 @@ def _succeeded(db: Engine) -> set[str]:
         )
 
 
+def _index(db: Engine) -> tuple[set[tuple[object, ...]], set[tuple[object, ...]]]:
+    """What the pipeline made, without per-database values (raw ids, times)."""
+    with db.connect() as conn:
+        records = {
+            (r.connector_id, r.kind, json.dumps(r.record, sort_keys=True), r.status,
+             r.match_method, r.asset_id, r.variant_id)
+            for r in conn.execute(select(normalized_records))
+        }  # fmt: skip
+        offers = {
+            (r.id, r.asset_id, r.variant_id, r.price, r.currency, r.available)
+            for r in conn.execute(select(listings))
+        }
+    return records, offers
+
+
+def _settled(db: Engine) -> bool:
+    with db.connect() as conn:
+        raw = conn.execute(select(func.count()).select_from(raw_records)).scalar_one()
+        normalized = conn.execute(
+            select(func.count(func.distinct(normalized_records.c.raw_id)))
+        ).scalar_one()
+        return raw > 0 and raw == normalized and pending_count(conn) == 0
+
+
 def test_scheduler_and_two_workers_match_embedded(
     redis_url: str, pg_url: str, pg_engine: Engine, tmp_path: Path
 ) -> None:
@@ -78,10 +109,18 @@ def test_scheduler_and_two_workers_match_embedded(
         asyncio.run(crawl_connectors(embedded, sqlite, show_progress=False))
         expected = _raw_set(sqlite)
         assert len(expected) > 1000
+        import_catalog(sqlite, world_catalog(7))
+        with sqlite.connect() as conn:
+            raw_ids = raw_ids_in_scope(conn)
+        registry = load_registry(connectors_dir)
+        run_pipeline(sqlite, registry, raw_ids, blobs=BlobStore(tmp_path / "embedded" / "blobs"))
+        expected_index = _index(sqlite)
+        assert len(expected_index[0]) > 1000
         web.logs.clear()
 
         # Fleet: PostgreSQL + Redis, one scheduler, two workers, all separate processes.
         upgrade(pg_engine)
+        import_catalog(pg_engine, world_catalog(7))
         broker_url = f"{redis_url.rsplit('/', 1)[0]}/{secrets.randbelow(8) + 8}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
         env.update(
@@ -122,6 +161,11 @@ def test_scheduler_and_two_workers_match_embedded(
                 assert time.monotonic() < deadline, "the fleet did not finish in 90 s"
                 assert all(p.poll() is None for p in processes), "a fleet process died"
                 time.sleep(0.5)
+            deadline = time.monotonic() + 90
+            while not _settled(pg_engine):  # the normalize and resolve actors
+                assert time.monotonic() < deadline, "the fleet did not build the index in 90 s"
+                assert all(p.poll() is None for p in processes), "a fleet process died"
+                time.sleep(0.5)
         finally:
             for process in processes:
                 process.send_signal(signal.SIGTERM)
@@ -130,6 +174,7 @@ def test_scheduler_and_two_workers_match_embedded(
         assert all("stopped" in out for out, _ in outputs)
 
     assert _raw_set(pg_engine) == expected
+    assert _index(pg_engine) == expected_index
     for host in ("cards-shop.fake.test", "comics-woo.fake.test", "coins-woo.fake.test"):
         log = web.log(host)
         assert log.requests > 0 and log.max_in_flight <= 4  # the *.fake.test policy
