@@ -40,6 +40,7 @@ from .storage.blobs import BlobStore
 from .storage.field_stats import add_field_stats, load_field_history
 from .storage.normalized_store import (
     NormalizedRow,
+    discard_missing_connector_rows,
     insert_normalized,
     normalized_raw_ids,
     normalized_row_id,
@@ -52,6 +53,8 @@ log = structlog.get_logger(__name__)
 NORMALIZE_FAILURES = ("connector_missing", "normalize_crashed", "no_records")
 """Failure reasons besides the SDK's ``ParseReason`` values."""
 BATCH = 200
+MISSING_VERSION = ""
+"""The parser version of a failure row whose connector is not registered."""
 DRIFT_WINDOW = timedelta(days=7)
 
 
@@ -102,6 +105,7 @@ def _normalize_batch(
     versions = _versions(registry)
     rows: list[NormalizedRow] = []
     presence: dict[tuple[str, date], list[Any]] = defaultdict(list)
+    raw_ids = list(dict.fromkeys(raw_ids))  # an id given twice is normalized (and counted) once
     with engine.begin() as conn:
         done = normalized_raw_ids(conn, raw_ids, versions)
         for raw_id in raw_ids:
@@ -111,7 +115,9 @@ def _normalize_batch(
             raw = store.get(conn, raw_id)
             summary.raw += 1
             records, failure = _run_normalize(registry, raw)
-            version = versions.get(raw.connector_id, raw.parser_version)
+            # A missing connector has no parser version: its failure row must not count as
+            # "done" for the version the connector comes back with.
+            version = versions.get(raw.connector_id, MISSING_VERSION)
             if failure is not None:
                 summary.failed += 1
                 summary.reasons[failure] += 1
@@ -135,11 +141,23 @@ def _normalize_batch(
                         "anomaly_flags": list(rule_flags(record)) or None,
                     }
                 )
-                presence[raw.connector_id, raw.fetched_at.date()].append(record)
-        insert_normalized(conn, rows)
-        for (connector_id, day), records in presence.items():
+                presence[raw.connector_id, raw.fetched_at.date()].append((rows[-1]["id"], record))
+        inserted = insert_normalized(conn, rows)
+        stored = [r for r in rows if r["status"] == "pending" and r["id"] in inserted]
+        summary.records = len(stored)  # what this call stored, not what a concurrent one did
+        summary.kinds = Counter(r["kind"] for r in stored)
+        discard_missing_connector_rows(
+            conn, [r["raw_id"] for r in rows if r["status"] == "pending"]
+        )
+        counted = {
+            key: [record for row_id, record in pairs if row_id in inserted]
+            for key, pairs in presence.items()
+        }
+        for (connector_id, day), records in counted.items():
+            if not records:
+                continue
             add_field_stats(conn, connector_id, day, count_fields(records))
-        for connector_id, day in {(c, d) for c, d in presence}:
+        for connector_id, day in {(c, d) for (c, d), found in counted.items() if found}:
             for signal in detect_drift(
                 load_field_history(conn, connector_id, day - DRIFT_WINDOW), day
             ):

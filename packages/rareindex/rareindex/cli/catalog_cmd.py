@@ -30,8 +30,9 @@ _IDENTIFIERS = frozenset(Identifiers.model_fields)
 def _rows(path: Path) -> Iterator[tuple[int, Any]]:
     if path.suffix.lower() == ".csv":
         with path.open(newline="", encoding="utf-8") as handle:
-            for number, row in enumerate(csv.DictReader(handle), start=2):
-                yield number, _csv_record(row)
+            reader = csv.DictReader(handle)
+            for row in reader:
+                yield reader.line_num, _csv_record(row)  # the physical line a row ends on
         return
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

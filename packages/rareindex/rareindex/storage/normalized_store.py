@@ -15,14 +15,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from .ids import stable_id
 from .schema import normalized_records, raw_records
-from .upsert import upsert
 
 __all__ = [
     "NormalizedRow",
+    "discard_missing_connector_rows",
     "insert_normalized",
     "normalized_raw_ids",
     "normalized_row_id",
@@ -59,8 +60,30 @@ def normalized_raw_ids(
     return {r for r, c, v in rows if parser_versions.get(c) == v}
 
 
-def insert_normalized(conn: Connection, rows: Sequence[NormalizedRow]) -> None:
-    upsert(conn, normalized_records, rows, conflict=["raw_id", "parser_version", "ordinal"])
+def insert_normalized(conn: Connection, rows: Sequence[NormalizedRow]) -> set[str]:
+    """Insert rows not there yet; returns the ids actually inserted (a concurrent worker's or a
+    repeated row is not, so nothing downstream counts it twice)."""
+    if not rows:
+        return set()
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    statement = (
+        dialect.insert(normalized_records)
+        .on_conflict_do_nothing(index_elements=["raw_id", "parser_version", "ordinal"])
+        .returning(normalized_records.c.id)
+    )
+    result = conn.execute(statement, list(rows))
+    return set(result.scalars().all())
+
+
+def discard_missing_connector_rows(conn: Connection, raw_ids: Sequence[str]) -> None:
+    """Drop the ``connector_missing`` failure rows of raw records now normalized for real."""
+    for start in range(0, len(raw_ids), 500):
+        conn.execute(
+            delete(normalized_records).where(
+                normalized_records.c.raw_id.in_(list(raw_ids[start : start + 500])),
+                normalized_records.c.parser_version == "",
+            )
+        )
 
 
 def raw_ids_in_scope(
