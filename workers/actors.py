@@ -19,6 +19,7 @@ from dramatiq.middleware import Retries
 
 from rareindex.crawl import run_queued
 from rareindex.errors import ConfigError
+from rareindex.health_check import health_snapshot
 from rareindex.indexer import resolve_pending
 from rareindex.normalizer import normalize_raw
 from rareindex.registry import Registry, load_registry
@@ -30,6 +31,7 @@ from .dead_letters import DeadLetters
 
 __all__ = [
     "CRAWL_QUEUE",
+    "HEALTH_QUEUE",
     "NORMALIZE_QUEUE",
     "RAW_BATCH",
     "RESOLVE_QUEUE",
@@ -41,6 +43,7 @@ __all__ = [
 CRAWL_QUEUE = "crawl"
 NORMALIZE_QUEUE = "normalize"
 RESOLVE_QUEUE = "resolve"
+HEALTH_QUEUE = "health"
 RAW_BATCH = 500
 """Raw ids per normalize message: batches, not single records (a worker handles ~2,000
 messages/s, a batch of 500 keeps the broker far from the bottleneck)."""
@@ -53,6 +56,7 @@ class Actors:
     crawl: dramatiq.Actor[[str], None]
     normalize: dramatiq.Actor[[list[str]], None]
     resolve: dramatiq.Actor[[], None]
+    health: dramatiq.Actor[[], None]
 
 
 def declare_actors(
@@ -89,6 +93,10 @@ def declare_actors(
         normalize_raw(db, the_registry(), raw_ids, blobs=BlobStore(settings.blob_dir))
         resolve.send()
 
+    def snapshot_health() -> None:
+        """Assess every connector and store a ``connector_health`` snapshot (idempotent)."""
+        health_snapshot(db, settings, the_registry())
+
     def resolve_all() -> None:
         """Resolve every pending normalized record (idempotent upserts: a duplicate is harmless)."""
         resolve_pending(db)
@@ -121,7 +129,16 @@ def declare_actors(
         max_backoff=600_000,
         throws=(ConfigError,),
     )(resolve_all)
-    return Actors(crawl=crawl, normalize=normalize, resolve=resolve)
+    health = dramatiq.actor(
+        broker=broker,
+        actor_name="health_snapshot",
+        queue_name=HEALTH_QUEUE,
+        max_retries=3,
+        min_backoff=min_backoff_ms,
+        throws=(ConfigError,),
+        time_limit=15 * 60_000,
+    )(snapshot_health)
+    return Actors(crawl=crawl, normalize=normalize, resolve=resolve, health=health)
 
 
 def sweep_pipeline(actors: Actors, db: Engine, *, limit: int = 50_000) -> int:

@@ -21,10 +21,12 @@ from rareindex.cli._common import console, database, errors, settings_of
 from rareindex.cli.connectors_cmd import report_problems
 from rareindex.crawl import run_queued
 from rareindex.errors import ConfigError
+from rareindex.health_check import health_due, health_snapshot
+from rareindex.pipeline import process
 from rareindex.registry import load_registry
-from rareindex.scheduler import Scheduler
+from rareindex.scheduler import Scheduler, TickResult
 from rareindex.settings import Settings
-from rareindex.storage import current_revision
+from rareindex.storage import BlobStore, current_revision
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.dead_letters import list_dead_letters, mark_requeued
 
@@ -95,14 +97,28 @@ def scheduler(
 
         def send(run_id: str) -> object:
             return actors.crawl.send(run_id)
+
+        def check_health() -> None:
+            actors.health.send()
     else:
+        blobs = BlobStore(settings.blob_dir)
 
         def send(run_id: str) -> object:
-            return asyncio.run(run_queued(run_id, db=db, settings=settings))
+            summary = asyncio.run(run_queued(run_id, db=db, settings=settings))
+            if summary is not None and summary.raw_ids:  # embedded: the index stages run here too
+                process(db, registry, summary.raw_ids, blobs=blobs)
+            return summary
+
+        def check_health() -> None:
+            health_snapshot(db, settings, registry)
+
+    def after_tick(result: TickResult) -> None:
+        if result.leader and health_due(db):
+            check_health()
 
     stop = _stop_on_signals()
     console.print(f"scheduler: ticking every {interval:.0f} s; Ctrl-C to stop")
-    Scheduler(db, registry, send=send).run_forever(stop, interval_s=interval)
+    Scheduler(db, registry, send=send, after_tick=after_tick).run_forever(stop, interval_s=interval)
     console.print("scheduler: stopped")
 
 

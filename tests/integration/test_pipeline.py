@@ -42,6 +42,7 @@ from rareindex.storage.schema import (
     auction_lots,
     auctions,
     connector_field_stats,
+    images,
     listing_events,
     listings,
     news,
@@ -76,6 +77,7 @@ FAST = PolicySet.from_mapping(FakeWeb.policy())
 CATALOG = world_catalog(7)
 MARKET = market_data(7)
 OBSERVATION_TABLES: tuple[Table, ...] = (
+    images,
     assets,
     asset_variants,
     sales,
@@ -342,6 +344,23 @@ def test_no_observation_of_any_site_points_at_a_wrong_asset(processed: Processed
     assert not [k for k in verdicts if k[1] == "wrong"], verdicts
     assert verdicts["card-market", "right"] >= 0.95 * len(MARKET.sold())
     assert verdicts["auction-house", "right"] >= 150
+
+
+def test_observations_keep_their_image_urls(processed: Processed) -> None:
+    engine = _engine(processed.root)
+    with engine.connect() as conn:
+        rows = conn.execute(select(images.c.owner_type, images.c.owner_id, images.c.url)).all()
+        sale_urls = {(owner, url) for kind, owner, url in rows if kind == "sale"}
+        market = conn.execute(
+            select(sales.c.id, sales.c.external_id).where(sales.c.connector_id == "card-market")
+        ).all()
+    engine.dispose()
+    assert {kind for kind, _, _ in rows} >= {"sale", "auction_lot"}
+    listing = next(x for x in market_data(7).listings if x.status == "sold")
+    sale_id = next(i for i, ext in market if ext == listing.item_id)
+    assert {url for owner, url in sale_urls if owner == sale_id} == {
+        f"http://market.fake.test/img/{listing.item_id}-{n}.jpg" for n in (1, 2)
+    }
 
 
 def test_the_summary_counts_what_the_tables_hold(processed: Processed) -> None:

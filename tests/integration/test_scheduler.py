@@ -226,6 +226,31 @@ def test_a_tick_enqueues_due_runs_and_sends_only_ids_after_commit(
     assert any(e["event"] == "scheduler.tick" and e["enqueued"] == 1 for e in logs)
 
 
+def test_after_tick_sees_every_tick_and_whether_it_led(db_engine: Engine) -> None:
+    """The hook periodic leader-only jobs (health snapshots) hang off: the follower is told it
+    did not lead, so it never runs them."""
+    registry = seed(db_engine, stub("hot", "HOT"))
+    stop = threading.Event()
+    seen: dict[str, list[bool]] = {"a": [], "b": []}
+
+    def after(holder: str) -> Any:
+        def hook(result: Any) -> None:
+            seen[holder].append(result.leader)
+            if len(seen[holder]) == 2:
+                stop.set()
+
+        return hook
+
+    leader = scheduler(db_engine, registry, "a", after_tick=after("a"))
+    leader.tick(T0)
+    follower = scheduler(db_engine, registry, "b", after_tick=after("b"))
+    follower.run_forever(stop, interval_s=0.01)
+    assert seen["b"] == [False, False]
+    stop.clear()
+    leader.run_forever(stop, interval_s=0.01)
+    assert seen["a"] == [True, True]
+
+
 def test_missed_ticks_only_delay_a_crawl(db_engine: Engine) -> None:
     registry = seed(db_engine, stub("hot", "HOT"))
     clock = FixedClock(T0)

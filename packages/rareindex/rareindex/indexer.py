@@ -58,6 +58,7 @@ from .storage.observation_store import (
     upsert_variant,
     variant_prices,
     write_auction_lot,
+    write_images,
     write_listing,
     write_news,
     write_population,
@@ -266,6 +267,7 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
                 "flags": flags or None,
             },
         )
+        write_images(conn, "sale", sale_id, record.image_urls)
         return _observe(
             conn,
             ctx,
@@ -277,7 +279,7 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
             sale_id,
         )
     if isinstance(record, Listing):
-        write_listing(
+        listing_id = write_listing(
             conn,
             {
                 **ctx.subject,
@@ -291,6 +293,7 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
             },
             ctx.fetched_at,
         )
+        write_images(conn, "listing", listing_id, record.image_urls)
         if not record.available:
             return False
         return _observe(
@@ -357,7 +360,7 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
     hammer = record.hammer_price.amount if record.hammer_price else None
     realised = record.price_realised.amount if record.price_realised else None
     premium = realised - hammer if realised is not None and hammer is not None else None
-    write_auction_lot(
+    lot_id = write_auction_lot(
         conn,
         {
             "source_id": ctx.source_id,
@@ -382,6 +385,7 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
             "closes_at": record.closes_at,
         },
     )
+    write_images(conn, "auction_lot", lot_id, record.image_urls)
     price = realised if realised is not None else hammer
     if record.status != "sold" or price is None or currency is None:
         return False

@@ -111,6 +111,7 @@ class Scheduler:
         resend_after: timedelta = timedelta(minutes=30),
         max_claims: int = 3,
         before_commit: Callable[[DuePlan], None] | None = None,
+        after_tick: Callable[[TickResult], None] | None = None,
     ) -> None:
         self.db = db
         self.registry = registry
@@ -122,6 +123,8 @@ class Scheduler:
         self.resend_after = resend_after
         self.max_claims = max_claims
         self.before_commit = before_commit
+        self.after_tick = after_tick
+        """Called after every tick (periodic leader-only jobs such as health snapshots)."""
         self.lease: Lease | None = None
 
     @property
@@ -246,7 +249,9 @@ class Scheduler:
         try:
             while not stop_event.is_set():
                 try:
-                    self.tick()
+                    result = self.tick()
+                    if self.after_tick is not None:
+                        self.after_tick(result)
                 except Exception as exc:
                     self._log.error("scheduler.tick_failed", error=_one_line(exc))
                 stop_event.wait(interval_s)

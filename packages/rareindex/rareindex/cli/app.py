@@ -31,6 +31,7 @@ from . import (
     demo_cmd,
     fakeweb_cmd,
     fx_cmd,
+    health_cmd,
     inspect_cmd,
     replay_cmd,
     resolve_cmd,
@@ -56,6 +57,7 @@ app.command("fakeweb")(fakeweb_cmd.fakeweb)
 app.command("inspect")(inspect_cmd.inspect)
 app.command("resolve")(resolve_cmd.resolve)
 app.command("replay")(replay_cmd.replay)
+app.command("health")(health_cmd.health)
 
 
 def _version(value: bool) -> None:

@@ -22,6 +22,7 @@ from .schema import (
     auction_lots,
     auctions,
     connectors,
+    images,
     listing_events,
     listings,
     news,
@@ -37,6 +38,7 @@ __all__ = [
     "upsert_variant",
     "variant_prices",
     "write_auction_lot",
+    "write_images",
     "write_listing",
     "write_news",
     "write_population",
@@ -183,6 +185,24 @@ def write_auction_lot(conn: Connection, auction: dict[str, Any], lot: dict[str, 
         ),
     )  # fmt: skip
     return lot_id
+
+
+def write_images(conn: Connection, owner_type: str, owner_id: str, urls: Sequence[str]) -> None:
+    """Record the image URLs of an observation (``listing``, ``sale``, ``auction_lot``)."""
+    upsert(
+        conn,
+        images,
+        [
+            {
+                "id": stable_id("img", owner_type, owner_id, url),
+                "owner_type": owner_type,
+                "owner_id": owner_id,
+                "url": url,
+            }
+            for url in dict.fromkeys(urls)
+        ],
+        conflict=["owner_type", "owner_id", "url"],
+    )
 
 
 def write_news(conn: Connection, row: dict[str, Any]) -> str:
