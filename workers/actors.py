@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import dramatiq
 from dramatiq.middleware import Retries
 
+from rareindex.certs import record_sightings_from_listings, verify_pending
 from rareindex.crawl import run_queued
-from rareindex.errors import ConfigError
+from rareindex.errors import ConfigError, LookupRefused
 from rareindex.health_check import health_snapshot
 from rareindex.indexer import resolve_pending
 from rareindex.normalizer import normalize_raw
@@ -30,6 +31,7 @@ from rareindex.storage.normalized_store import pending_count, unnormalized_raw_i
 from .dead_letters import DeadLetters
 
 __all__ = [
+    "CERTS_QUEUE",
     "CRAWL_QUEUE",
     "HEALTH_QUEUE",
     "NORMALIZE_QUEUE",
@@ -44,6 +46,8 @@ CRAWL_QUEUE = "crawl"
 NORMALIZE_QUEUE = "normalize"
 RESOLVE_QUEUE = "resolve"
 HEALTH_QUEUE = "health"
+CERTS_QUEUE = "certs"
+CERT_BATCH = 200
 RAW_BATCH = 500
 """Raw ids per normalize message: batches, not single records (a worker handles ~2,000
 messages/s, a batch of 500 keeps the broker far from the bottleneck)."""
@@ -57,6 +61,7 @@ class Actors:
     normalize: dramatiq.Actor[[list[str]], None]
     resolve: dramatiq.Actor[[], None]
     health: dramatiq.Actor[[], None]
+    certs: dramatiq.Actor[[], None]
 
 
 def declare_actors(
@@ -98,8 +103,18 @@ def declare_actors(
         health_snapshot(db, settings, the_registry())
 
     def resolve_all() -> None:
-        """Resolve every pending normalized record (idempotent upserts: a duplicate is harmless)."""
+        """Resolve every pending normalized record (idempotent upserts: a duplicate is harmless),
+        then ask for the certificates the new listings show to be verified."""
         resolve_pending(db)
+        certs.send()
+
+    def verify_certs() -> None:
+        """Record cert sightings of stored listings and verify pending certificates through the
+        ``cert_lookup`` connectors, a batch at a time (a full batch asks for another)."""
+        record_sightings_from_listings(db)
+        summary = asyncio.run(verify_pending(db, settings, the_registry(), limit=CERT_BATCH))
+        if summary.checked >= CERT_BATCH:
+            certs.send()
 
     crawl = dramatiq.actor(
         broker=broker,
@@ -138,7 +153,17 @@ def declare_actors(
         throws=(ConfigError,),
         time_limit=15 * 60_000,
     )(snapshot_health)
-    return Actors(crawl=crawl, normalize=normalize, resolve=resolve, health=health)
+    certs = dramatiq.actor(
+        broker=broker,
+        actor_name="verify_certs",
+        queue_name=CERTS_QUEUE,
+        max_retries=max_retries,
+        min_backoff=min_backoff_ms,
+        max_backoff=600_000,
+        throws=(ConfigError, LookupRefused),
+        time_limit=30 * 60_000,
+    )(verify_certs)
+    return Actors(crawl=crawl, normalize=normalize, resolve=resolve, health=health, certs=certs)
 
 
 def sweep_pipeline(actors: Actors, db: Engine, *, limit: int = 50_000) -> int:

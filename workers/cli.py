@@ -8,27 +8,31 @@ index (workers import rareindex, never the reverse); every other command is
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import signal
 import threading
+from collections.abc import Callable
 from typing import Annotated
 
 import dramatiq
 import typer
 
-from rareindex.cli import app
+from rareindex.certs import record_sightings_from_listings, verify_pending
+from rareindex.cli import api_cmd, app
 from rareindex.cli import main as run_app
 from rareindex.cli._common import console, database, errors, settings_of
 from rareindex.cli.connectors_cmd import report_problems
 from rareindex.crawl import run_queued
-from rareindex.errors import ConfigError
+from rareindex.errors import ConfigError, LookupRefused
 from rareindex.health_check import health_due, health_snapshot
 from rareindex.pipeline import process
 from rareindex.registry import load_registry
 from rareindex.scheduler import Scheduler, TickResult
 from rareindex.settings import Settings
-from rareindex.storage import BlobStore, current_revision
+from rareindex.storage import BlobStore, Engine, current_revision
 from rareindex.storage.connector_rows import sync_connectors
-from rareindex.storage.dead_letters import list_dead_letters, mark_requeued
+from rareindex.storage.dead_letters import DeadLetter, list_dead_letters, mark_requeued
 
 from .actors import declare_actors, sweep_pipeline
 from .broker import configure_broker
@@ -107,6 +111,9 @@ def scheduler(
             summary = asyncio.run(run_queued(run_id, db=db, settings=settings))
             if summary is not None and summary.raw_ids:  # embedded: the index stages run here too
                 process(db, registry, summary.raw_ids, blobs=blobs)
+                record_sightings_from_listings(db)
+                with contextlib.suppress(LookupRefused):  # no cert_lookup connector installed
+                    asyncio.run(verify_pending(db, settings, registry))
             return summary
 
         def check_health() -> None:
@@ -159,19 +166,36 @@ def requeue(
     if unknown:
         errors.print(f"error: unknown or already requeued: {', '.join(sorted(unknown))}")
         raise typer.Exit(2)
-    for letter in letters:  # a fresh message: retries start again
-        broker.declare_queue(letter.queue)
-        broker.enqueue(
-            dramatiq.Message(
-                queue_name=letter.queue,
-                actor_name=letter.actor,
-                args=tuple(letter.args),
-                kwargs=letter.kwargs,
-                options={},
-            )
-        )
+    for letter in letters:
+        _send_again(broker, letter)
         mark_requeued(db, letter.id)
     console.print(f"requeued {len(letters)} dead letters")
+
+
+def _send_again(broker: dramatiq.Broker, letter: DeadLetter) -> None:
+    """A fresh message for a dead letter: its retries start again."""
+    broker.declare_queue(letter.queue)
+    broker.enqueue(
+        dramatiq.Message(
+            queue_name=letter.queue,
+            actor_name=letter.actor,
+            args=tuple(letter.args),
+            kwargs=letter.kwargs,
+            options={},
+        )
+    )
+
+
+def _broker_requeue(settings: Settings, db: Engine) -> Callable[[DeadLetter], None] | None:
+    """What ``POST /api/admin/deadletters/{id}/requeue`` sends with (fleet mode only)."""
+    if settings.broker_url is None:
+        return None
+    broker = configure_broker(settings)
+    declare_actors(broker, settings, db=db)
+    return functools.partial(_send_again, broker)
+
+
+app.command("api")(api_cmd.command(requeue_factory=_broker_requeue))
 
 
 def main() -> None:

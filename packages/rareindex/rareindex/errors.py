@@ -6,6 +6,7 @@ RareIndexError
   DatabaseError        the database is unreachable or not migrated
   ImmutableRecordError an attempt to change a raw record
   UnknownCurrencyError a currency code without ECB reference rates: lists the supported codes
+  LookupRefused        a cert or listing lookup that cannot be done: .reason says why
 ```
 
 Every ``RareIndexError`` message is one line a newcomer can act on; the CLI prints it without a
@@ -14,10 +15,14 @@ traceback and exits 2.
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "ConfigError",
     "DatabaseError",
     "ImmutableRecordError",
+    "LookupReason",
+    "LookupRefused",
     "RareIndexError",
     "UnknownCurrencyError",
 ]
@@ -41,3 +46,23 @@ class ImmutableRecordError(RareIndexError):
 
 class UnknownCurrencyError(RareIndexError):
     """A currency code the FX rates do not cover. The message lists the codes that are."""
+
+
+LookupReason = Literal["unsafe_url", "no_connector", "bad_input", "not_found"]
+
+
+class LookupRefused(RareIndexError):
+    """A certificate or listing lookup was refused. ``reason`` is one of a closed vocabulary:
+
+    * ``unsafe_url`` — the URL (or a redirect hop) points at a private, loopback, link-local or
+      metadata address, or is not http(s): the SSRF policy refused it and nothing was fetched.
+    * ``no_connector`` — no connector's ``url_patterns`` match the URL, or no ``cert_lookup``
+      connector is installed.
+    * ``bad_input`` — neither a cert number (7-10 digits, optionally ``-NNN``, optionally after a
+      grader) nor an http(s) URL.
+    * ``not_found`` — the listing or the certificate does not exist at its source.
+    """
+
+    def __init__(self, reason: LookupReason, message: str) -> None:
+        super().__init__(message)
+        self.reason: LookupReason = reason

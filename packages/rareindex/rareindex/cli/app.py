@@ -25,6 +25,7 @@ from ..settings import Settings, load_settings
 from . import (
     backfill_cmd,
     catalog_cmd,
+    cert_cmd,
     connectors_cmd,
     crawl_cmd,
     db_cmd,
@@ -35,6 +36,7 @@ from . import (
     inspect_cmd,
     replay_cmd,
     resolve_cmd,
+    tokens_cmd,
 )
 
 __all__ = ["app", "main"]
@@ -50,6 +52,8 @@ app.add_typer(db_cmd.app, name="db")
 app.add_typer(connectors_cmd.app, name="connectors")
 app.add_typer(backfill_cmd.app, name="backfill")
 app.add_typer(catalog_cmd.app, name="catalog")
+app.add_typer(cert_cmd.app, name="cert")
+app.add_typer(tokens_cmd.app, name="tokens")
 app.add_typer(fx_cmd.app, name="fx")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)

@@ -18,6 +18,7 @@ from rich.table import Table
 from rareindex_connectors.testing.sites.catalog import world_catalog
 
 from .._version import __version__
+from ..certs import record_sightings_from_listings, verify_pending
 from ..fx import load_ecb_rates
 from ..logging import configure_logging
 from ..pipeline import process
@@ -82,6 +83,15 @@ def demo(ctx: typer.Context) -> None:
     console.print(collected_table(engine, registry))
     for table in index_tables(engine):
         console.print(table)
+
+    with fake_web_settings(settings) as (local, _), console.status("verifying certificates…"):
+        seen = record_sightings_from_listings(engine)
+        verified = asyncio.run(verify_pending(engine, local, registry, limit=10_000))
+    console.print(
+        f"certificates: {seen} sightings on listings; {verified.checked} checked with the grader, "
+        f"{verified.verified} verified, {verified.not_found} not found, "
+        f"{verified.mismatches} listing titles disagree with their certificate"
+    )
 
     with engine.connect() as conn:
         counts = table_counts(conn)

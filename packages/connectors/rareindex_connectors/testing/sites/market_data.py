@@ -10,6 +10,13 @@ DOMAIN §1.2 and §2 list, and :attr:`Listing.flags` records which kinds each on
 listing id in the title), ``serial`` (``23/99``), ``best_offer`` (the price shown is the list price,
 struck through; the accepted price is hidden).
 
+After every generated listing come :data:`MISTITLED` planted ones, flagged ``mistitled``: the real
+cert of a graded copy a store holds, in a title naming another card (another player of the same set
+and year, or the same player's card of another year). Their :attr:`Listing.copy` is what the
+listing *claims* (the titled item, with the real slab's grade and cert), so the title resolves to
+the claimed item; the grading registry still answers the cert with the real one — the mismatch the
+cert-verify stage must raise. They were sold weeks ago, past the first page of sold results.
+
 :attr:`Listing.grader` is the ground truth after the negation rules: ``None`` for raw copies even
 when the title names a grader.
 """
@@ -18,14 +25,16 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
 from ._web import NOW, gbp, moment, site_rng, usd
+from .catalog import Item
 from .world import Copy, World, world
 
-__all__ = ["HOST", "Listing", "MarketData", "build_market", "market_data"]
+__all__ = ["HOST", "MISTITLED", "Listing", "MarketData", "build_market", "market_data"]
 
 HOST = "market.fake.test"
 EMOJI = ("🔥", "💎", "📈", "🚀", "🔥🔥", "💎🙌")
@@ -40,6 +49,8 @@ SPEC_GRADERS = {
     "PCGS": "Professional Coin Grading Service (PCGS)",
     "NGC": "Numismatic Guaranty Company (NGC)",
 }
+MISTITLED = 2
+"""Planted mis-titled listings (module docstring), appended after the generated ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +127,77 @@ def build_market(seed: int, world_: World) -> MarketData:
             item_id = f"{rng.choice(('125', '256', '395', '226'))}{rng.randrange(10**9):09d}"
         ids.add(item_id)
         listings.append(_listing(rng, item_id, copy, copy.key in shared))
+    listings.extend(_mistitled(seed, world_, ids))
     return MarketData(tuple(listings), {x.item_id: x for x in listings})
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 2}
+
+
+def _mistitled(seed: int, world_: World, ids: set[str]) -> list[Listing]:
+    """The planted mis-titled listings (module docstring), from their own generator so that no
+    generated listing changes."""
+    rng = site_rng(seed, f"{HOST}/mistitled")
+    shared = {c.key for c in world_.shared}
+    slabs = [
+        c
+        for c in world_.shop
+        if c.grade.graded and c.item.category == "sports" and c.key not in shared
+    ]
+    cards = [i for i in world_.items if i.category == "sports"]
+
+    def other_player(real: Item) -> Item | None:
+        return next(
+            (
+                i
+                for i in cards
+                if (i.year, i.set_name) == (real.year, real.set_name)
+                and not _words(i.subject) & _words(real.subject)
+            ),
+            None,
+        )
+
+    def other_year(real: Item) -> Item | None:
+        return next((i for i in cards if i.subject == real.subject and i.year != real.year), None)
+
+    planted: list[Listing] = []
+    used: set[str] = set()
+    for n, (pick, style) in enumerate(((other_player, "#"), (other_year, "Cert# "))[:MISTITLED]):
+        real, claimed = next(
+            (c, i) for c in slabs if c.key not in used and (i := pick(c.item)) is not None
+        )
+        used.add(real.key)
+        grade = real.grade
+        title = f"{claimed.title} {grade.phrase} {style}{grade.cert}"
+        item_id = ""
+        while not item_id or item_id in ids:
+            item_id = f"{rng.choice(('125', '256'))}{rng.randrange(10**9):09d}"
+        ids.add(item_id)
+        copy = Copy(f"mt{n + 1:05d}", claimed, grade)
+        price = copy.value_cents(rng, 0.2) // 100 * 100 + 99
+        planted.append(
+            Listing(
+                item_id=item_id,
+                title=title,
+                copy=copy,
+                status="sold",
+                sale_type="fixed",
+                price=price,
+                currency="USD",
+                price_text=usd(price),
+                shipping=499 if price > 2_000 else 0,
+                when=NOW - timedelta(days=40 + 7 * n, seconds=rng.randrange(86_400)),
+                seller=rng.choice(SELLERS) + rng.choice(SUFFIXES),
+                bids=None,
+                lot_size=1,
+                grader=grade.grader,
+                cert=grade.cert,
+                cert_in_title=grade.cert,
+                flags=("cert", "mistitled"),
+            )
+        )
+    return planted
 
 
 def _title(rng: random.Random, copy: Copy, shared: bool) -> tuple[str, int, str | None, list[str]]:

@@ -2,11 +2,12 @@
 
 Grouped by concept: :mod:`.registry` (connectors and their runtime state), :mod:`.raw` (immutable
 captures), :mod:`.canonical` (the asset graph), :mod:`.observations` (sales, listings, lots…),
-:mod:`.provenance` (certificates), :mod:`.fx` (rates and the multi-currency views) and
-:mod:`.coordination` (leases and the run-queue indexes).
+:mod:`.provenance` (certificates), :mod:`.fx` (rates and the multi-currency views),
+:mod:`.coordination` (leases and the run-queue indexes) and :mod:`.access` (admin API tokens).
 """
 
 from ._base import metadata
+from .access import api_tokens
 from .canonical import asset_variants, assets, brands, sets
 from .coordination import ACTIVE_RUN_STATUSES, leases
 from .dead_letters import dead_letters
@@ -53,6 +54,7 @@ __all__ = [
     "PARTITIONED_TABLES",
     "VIEWS",
     "VIEW_CURRENCIES",
+    "api_tokens",
     "asset_variants",
     "assets",
     "auction_lots",

@@ -1,0 +1,111 @@
+"""The admin API's application factory.
+
+Example:
+    >>> app = create_app(load_settings())                        # doctest: +SKIP
+    >>> uvicorn.run(app, host="127.0.0.1", port=8000)           # doctest: +SKIP
+
+``rareindex api`` serves it. Dependencies are injected, not imported: the database ``engine``
+(default: from the settings), the host ``gates`` (default: shared through Redis when
+``RI_GATES_URL`` or a Redis broker is configured, else this process's own), and ``requeue``,
+which sends a dead letter back to its queue — a broker concern of ``workers``, which ``rareindex``
+never imports, so the process that has a broker hands it in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import structlog
+from fastapi import FastAPI, Request, Response
+
+from rareindex_connectors import HostGates, MemoryGateBackend, RedisGateBackend
+
+from .._version import __version__
+from ..fetching import load_policies
+from ..settings import Settings
+from ..storage import Engine, head_revision, make_engine
+from . import metrics
+from .errors import install_error_handlers
+from .routes import admin, certificates, health
+from .state import ApiState, Requeue
+
+__all__ = ["create_app"]
+
+log = structlog.get_logger(__name__)
+
+_QUIET_ROUTES = frozenset({"/health", "/health/ready", "/metrics"})
+
+DESCRIPTION = """
+Connector status and coverage for monitors, certificate lookups for scanners, and control
+endpoints for operators. Every `/api/*` route needs `Authorization: Bearer <token>` (create one
+with `rareindex tokens create NAME`); `/health`, `/health/ready` and `/metrics` need none.
+Errors are always `{"error": "<code>", "detail": "<sentence>"}`.
+"""
+
+
+def _default_gates(settings: Settings) -> HostGates:
+    url = settings.gates_url_or_default()
+    return HostGates(RedisGateBackend.from_url(url) if url else MemoryGateBackend())
+
+
+async def _access_log(
+    request: Request, call_next: Callable[[Request], Awaitable[Response]]
+) -> Response:
+    started = time.perf_counter()
+    response = await call_next(request)
+    route = getattr(request.scope.get("route"), "path", "(unmatched)")  # a template, no values
+    (log.debug if route in _QUIET_ROUTES else log.info)(
+        "api.request",
+        method=request.method,
+        route=route,
+        status=response.status_code,
+        elapsed_ms=int((time.perf_counter() - started) * 1000),
+        caller=getattr(request.state, "token_id", None),
+    )
+    return response
+
+
+def create_app(
+    settings: Settings,
+    *,
+    engine: Engine | None = None,
+    requeue: Requeue | None = None,
+    gates: HostGates | None = None,
+) -> FastAPI:
+    """The admin API over ``settings``' database (or ``engine``)."""
+    owns_gates = gates is None
+    gates = gates or _default_gates(settings)
+    state = ApiState(
+        settings=settings,
+        engine=engine or make_engine(settings.database_url_or_default()),
+        gates=gates,
+        gates_shared=isinstance(gates.backend, RedisGateBackend),
+        owns_gates=owns_gates,
+        policies=load_policies(settings),
+        requeue=requeue,
+        schema_head=head_revision(migrations_dir=settings.migrations_dir),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        state.running = True
+        try:
+            yield
+        finally:
+            state.running = False
+            await state.aclose()
+
+    app = FastAPI(
+        title="RareIndex admin API",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.rareindex = state
+    install_error_handlers(app)
+    app.middleware("http")(_access_log)
+    for router in (health.router, metrics.router, admin.router, certificates.router):
+        app.include_router(router)
+    return app

@@ -1,0 +1,82 @@
+"""One error shape for every failure: ``{"error": "<code>", "detail": "<one sentence>"}``.
+
+Routes raise :class:`ApiError`; the handlers installed by :func:`install_error_handlers` also turn
+FastAPI's own 404/405, request-validation errors and unexpected exceptions (500, logged as
+``api.failed`` with the traceback) into that shape, so a client parses one thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .schemas import ErrorBody
+
+__all__ = ["ApiError", "error_responses", "install_error_handlers"]
+
+log = structlog.get_logger(__name__)
+
+_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 422: "bad_request"}
+
+
+class ApiError(Exception):
+    """An answer other than success, with its status, code and sentence."""
+
+    def __init__(
+        self, status: int, error: str, detail: str, *, headers: Mapping[str, str] | None = None
+    ):
+        super().__init__(detail)
+        self.status = status
+        self.error = error
+        self.detail = detail
+        self.headers = dict(headers or {})
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` documenting these statuses with :class:`ErrorBody`."""
+    return {status: {"model": ErrorBody} for status in statuses}
+
+
+def _json(status: int, error: str, detail: str, headers: Mapping[str, str] | None = None) -> Any:
+    body = ErrorBody(error=error, detail=detail).model_dump()
+    return JSONResponse(body, status_code=status, headers=dict(headers or {}))
+
+
+async def _api_error(request: Request, exc: Exception) -> Any:
+    assert isinstance(exc, ApiError)
+    return _json(exc.status, exc.error, exc.detail, exc.headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Any:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _CODES.get(exc.status_code, "error")
+    return _json(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+
+async def _validation_error(request: Request, exc: Exception) -> Any:
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return _json(422, "bad_request", "; ".join(problems) or "invalid request")
+
+
+async def _unexpected(request: Request, exc: Exception) -> Any:
+    route = getattr(request.scope.get("route"), "path", "(unmatched)")
+    log.error("api.failed", route=route, error=type(exc).__name__, exc_info=exc)
+    return _json(500, "internal_error", "an unexpected error; the server log has it (api.failed)")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(Exception, _unexpected)
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)

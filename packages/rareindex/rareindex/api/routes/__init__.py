@@ -1,0 +1,1 @@
+"""The admin API's routers, one module per concern."""

@@ -1,0 +1,219 @@
+"""Every JSON shape the admin API answers with, as pydantic models: the OpenAPI schema is built
+from these, so ``/openapi.json`` documents each field.
+
+Money and credits are decimal **strings** (``"12.50"``), never floats; times are ISO-8601 UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "Breaker",
+    "BudgetLeft",
+    "CheckResult",
+    "ConnectorCost",
+    "ConnectorStatusChange",
+    "ConnectorView",
+    "ConnectorsResponse",
+    "CoverageResponse",
+    "CoverageRow",
+    "DeadLetterView",
+    "DeadLettersResponse",
+    "ErrorBody",
+    "HealthView",
+    "HostGateView",
+    "Liveness",
+    "LookupRequest",
+    "Readiness",
+    "RequeueResponse",
+    "RunView",
+]
+
+Breaker = Literal["closed", "half_open", "open"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ErrorBody(_Out):
+    """Every error: a short machine-readable code and one human sentence."""
+
+    error: str = Field(examples=["unsafe_url"], description="stable code, snake_case")
+    detail: str = Field(examples=["http://10.0.0.5/ resolves to a private address"])
+
+
+class RunView(_Out):
+    """A connector's most recent run (queued, running or finished)."""
+
+    id: str
+    mode: Literal["incremental", "backfill"]
+    status: str = Field(description="queued, running, succeeded, failed or cancelled")
+    outcome: str | None = Field(description="complete, max_pages, time_boxed, failed…")
+    failure_reason: str | None = Field(description="closed vocabulary: blocked, transient…")
+    queued_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    pages: int
+    records: int
+    dupes: int
+
+
+class HealthView(_Out):
+    """The latest ``connector_health`` snapshot (written by the health worker)."""
+
+    status: Literal["UP", "DEGRADED", "BROKEN", "DISABLED", "MAINTENANCE"]
+    checked_at: datetime
+    success_rate: float | None
+    records_per_run: float | None
+    blocked_rate: float | None
+    breaker_state: str | None
+    schema_drift: bool
+    freshness_seconds: int | None
+    details: dict[str, Any] | None = Field(description="the reasons behind the status")
+
+
+class BudgetLeft(_Out):
+    """Requests a host may still receive, from the gate state and the host's policy.
+
+    ``None``: the policy sets no such budget."""
+
+    per_minute: int | None
+    per_day: int | None
+    budget_per_minute: int | None
+    budget_per_day: int | None
+
+
+class HostGateView(_Out):
+    """A host's circuit breaker and budgets, as the (shared) host gates see them now."""
+
+    host: str
+    breaker: Breaker
+    failures: int = Field(description="consecutive failures counted by the breaker")
+    reopens_at: datetime | None = Field(description="when an open breaker allows a trial")
+    budget: BudgetLeft
+
+
+class ConnectorCost(_Out):
+    """Paid-engine credits since the 1st of the month (UTC), exact."""
+
+    month: str = Field(examples=["2026-12"])
+    credits: Decimal
+    by_engine: dict[str, Decimal]
+
+
+class ConnectorView(_Out):
+    id: str
+    source_id: str
+    source_name: str
+    status: Literal["active", "paused", "maintenance", "disabled"]
+    refresh_class: Literal["HOT", "ACTIVE", "NORMAL", "ARCHIVE"]
+    engines: list[str]
+    categories: list[str]
+    last_run: RunView | None
+    health: HealthView | None = Field(description="None until the health worker ran")
+    hosts: list[HostGateView]
+    cost_this_month: ConnectorCost
+
+
+class ConnectorsResponse(_Out):
+    generated_at: datetime
+    gates: Literal["shared", "process"] = Field(
+        description="shared: read from Redis, as every worker sees them; process: this API "
+        "process's own gates (embedded mode), which crawls in other processes do not touch"
+    )
+    connectors: list[ConnectorView]
+
+
+class CoverageRow(_Out):
+    """One category of one source. ``category`` null: observations not resolved to an asset."""
+
+    category: str | None
+    source_id: str
+    source_name: str
+    assets: int = Field(description="distinct assets observed (sales, listings, lots, prices)")
+    variants: int = Field(description="distinct graded/raw variants observed")
+    sales_30d: int = Field(description="sales dated within the window")
+    newest_sale_at: datetime | None
+    newest_observation_at: datetime | None = Field(description="newest price observation")
+    newest_raw_fetch_at: datetime | None = Field(description="newest raw capture of the source")
+    connectors_up: int = Field(description="the source's connectors whose health is UP/DEGRADED")
+    connectors_down: int = Field(description="… BROKEN, DISABLED or MAINTENANCE")
+    connectors_unchecked: int = Field(description="… without a health snapshot yet")
+
+
+class CoverageResponse(_Out):
+    generated_at: datetime
+    window_days: int
+    rows: list[CoverageRow]
+
+
+class ConnectorStatusChange(_Out):
+    id: str
+    previous_status: str
+    status: Literal["active", "paused"]
+
+
+class DeadLetterView(_Out):
+    id: str = Field(description="the dramatiq message id")
+    queue: str
+    actor: str
+    args: list[Any]
+    keyword_args: dict[str, Any] = Field(serialization_alias="kwargs")
+    retries: int
+    error: str
+    failed_at: datetime
+    requeued_at: datetime | None
+
+
+class DeadLettersResponse(_Out):
+    dead_letters: list[DeadLetterView]
+
+
+class RequeueResponse(_Out):
+    id: str
+    queue: str
+    actor: str
+    requeued: bool = True
+
+
+class LookupRequest(BaseModel):
+    """A listing URL or a certificate number: ``{"url": …}`` or ``{"target": …}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(default=None, max_length=2048, examples=["https://shop.example/p/1"])
+    target: str | None = Field(default=None, max_length=2048, examples=["PSA 12345678"])
+
+    @model_validator(mode="after")
+    def _one_of(self) -> LookupRequest:
+        if (self.url is None) == (self.target is None):
+            raise ValueError('send exactly one of "url" or "target"')
+        return self
+
+    @property
+    def value(self) -> str:
+        return self.url if self.url is not None else str(self.target)
+
+
+class Liveness(_Out):
+    status: Literal["ok"] = "ok"
+
+
+class CheckResult(_Out):
+    ok: bool
+    elapsed_ms: int
+    detail: str | None = None
+
+
+class Readiness(_Out):
+    status: Literal["ready", "not_ready"]
+    checks: dict[str, CheckResult] = Field(
+        description="database (SELECT 1), schema (at the code's migration head), and broker / "
+        "gates (Redis PING, or a TCP connect for AMQP) when configured"
+    )
