@@ -70,7 +70,6 @@ class Settings(BaseSettings):
         description='host -> "ip[:port]" ahead of DNS, e.g. {"cards-shop.fake.test": '
         '"127.0.0.1:8765"} (JSON in RI_CONNECT_TO); addresses are still SSRF-checked',
     )
-    admin_token: SecretStr | None = None
 
     @field_validator("database_url")
     @classmethod
@@ -130,7 +129,7 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> tuple[str, ...]:
         """The raw secrets, so the log pipeline can scrub them wherever they appear."""
-        secrets = (self.firecrawl_api_key, self.scrapfly_api_key, self.admin_token)
+        secrets = (self.firecrawl_api_key, self.scrapfly_api_key)
         return tuple(s.get_secret_value() for s in secrets if s and s.get_secret_value())
 
 
