@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 import redis
 import typer
+from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select, update
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
+from rareindex.api import create_app
 from rareindex.cli.health_cmd import health
 from rareindex.fetching import FetchStack, build_fetch_stack, load_policies
 from rareindex.health import HealthSnapshot
@@ -32,10 +34,12 @@ from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.field_stats import add_field_stats
 from rareindex.storage.health_store import list_health
 from rareindex.storage.schema import connector_health, connector_runs, connectors
+from rareindex.storage.tokens import create_token
 from rareindex_connectors import (
     ApiEngine,
     Connector,
     HostGates,
+    MemoryGateBackend,
     RawRecordInput,
     RedisGateBackend,
     Router,
@@ -197,6 +201,21 @@ def test_each_state_is_stored_from_recorded_runs_with_probes_where_fresh(
     assert fake_web.log("market.fake.test").requests >= 1
     for host in ("news.fake.test", "comics-woo.fake.test", "cards-shop.fake.test"):
         assert fake_web.log(host).requests == 0, host
+
+    # ... and the admin JSON a monitor polls shows each state and its reasons.
+    token = create_token(db, "monitor").token
+    app = create_app(settings, engine=db, gates=HostGates(MemoryGateBackend()))
+    with TestClient(app) as client:
+        answer = client.get("/api/admin/connectors", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 200, answer.text
+    shown = {c["id"]: c["health"] for c in answer.json()["connectors"]}
+    assert {cid: h["status"] for cid, h in shown.items()} == {
+        cid: s.status for cid, s in health.items()
+    }
+    assert shown["auction-house"]["details"]["reasons"] == [
+        "consecutive_failures",
+        "success_rate_low",
+    ]
 
     # The next check replaces each row: one per connector, the new state.
     set_status(db, "comics-woo", "active")
