@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 import dramatiq
 from dramatiq.middleware import Retries
@@ -116,53 +117,32 @@ def declare_actors(
         if summary.checked >= CERT_BATCH:
             certs.send()
 
-    crawl = dramatiq.actor(
-        broker=broker,
-        actor_name="crawl_run",
-        queue_name=CRAWL_QUEUE,
-        max_retries=max_retries,
-        min_backoff=min_backoff_ms,
-        max_backoff=600_000,
-        throws=(ConfigError,),
-        time_limit=int((settings.max_run_minutes + 5) * 60_000),
-    )(crawl_run)
-    normalize = dramatiq.actor(
-        broker=broker,
-        actor_name="normalize_raw",
-        queue_name=NORMALIZE_QUEUE,
-        max_retries=max_retries,
-        min_backoff=min_backoff_ms,
-        max_backoff=600_000,
-        throws=(ConfigError,),
-    )(normalize_raw_ids)
-    resolve = dramatiq.actor(
-        broker=broker,
-        actor_name="resolve_pending",
-        queue_name=RESOLVE_QUEUE,
-        max_retries=max_retries,
-        min_backoff=min_backoff_ms,
-        max_backoff=600_000,
-        throws=(ConfigError,),
-    )(resolve_all)
-    health = dramatiq.actor(
-        broker=broker,
-        actor_name="health_snapshot",
-        queue_name=HEALTH_QUEUE,
-        max_retries=3,
-        min_backoff=min_backoff_ms,
-        throws=(ConfigError,),
-        time_limit=15 * 60_000,
-    )(snapshot_health)
-    certs = dramatiq.actor(
-        broker=broker,
-        actor_name="verify_certs",
-        queue_name=CERTS_QUEUE,
-        max_retries=max_retries,
-        min_backoff=min_backoff_ms,
-        max_backoff=600_000,
+    def declare(fn: Any, name: str, queue: str, **options: Any) -> Any:
+        """One actor on ``broker`` with the fleet's retry policy (``options`` override it)."""
+        policy: dict[str, Any] = {
+            "max_retries": max_retries,
+            "min_backoff": min_backoff_ms,
+            "max_backoff": 600_000,
+            "throws": (ConfigError,),
+        }
+        return dramatiq.actor(broker=broker, actor_name=name, queue_name=queue, **policy | options)(
+            fn
+        )
+
+    run_minutes = settings.max_run_minutes + 5
+    crawl = declare(crawl_run, "crawl_run", CRAWL_QUEUE, time_limit=int(run_minutes * 60_000))
+    normalize = declare(normalize_raw_ids, "normalize_raw", NORMALIZE_QUEUE)
+    resolve = declare(resolve_all, "resolve_pending", RESOLVE_QUEUE)
+    health = declare(
+        snapshot_health, "health_snapshot", HEALTH_QUEUE, max_retries=3, time_limit=15 * 60_000
+    )
+    certs = declare(
+        verify_certs,
+        "verify_certs",
+        CERTS_QUEUE,
         throws=(ConfigError, LookupRefused),
         time_limit=30 * 60_000,
-    )(verify_certs)
+    )
     return Actors(crawl=crawl, normalize=normalize, resolve=resolve, health=health, certs=certs)
 
 
