@@ -27,7 +27,8 @@ from sqlalchemy import Engine, select, update
 from rareindex.api import create_app
 from rareindex.cli.api_cmd import bind
 from rareindex.errors import ConfigError
-from rareindex.storage.admin_queries import coverage, metrics_snapshot
+from rareindex.storage.admin_queries import coverage
+from rareindex.storage.metrics_queries import metrics_snapshot
 from rareindex.storage.schema import connectors
 from rareindex_connectors import (
     DomainPolicy,

@@ -346,6 +346,30 @@ def test_no_observation_of_any_site_points_at_a_wrong_asset(processed: Processed
     assert verdicts["auction-house", "right"] >= 150
 
 
+def test_a_lot_seen_on_its_page_and_in_the_pdf_is_one_dated_sale(processed: Processed) -> None:
+    """The auction house shows each lot twice (its page, and a line of the prices-realised PDF
+    without a date): one auction_lots row with both halves merged, and at most one sale, dated
+    by the auction — never a second sale dated by the fetch."""
+    engine = _engine(processed.root)
+    with engine.connect() as conn:
+        sold = conn.execute(
+            select(sales.c.external_id, sales.c.sale_date, sales.c.asset_id).where(
+                sales.c.source_id == "fake-auctions"
+            )
+        ).all()
+        lots = conn.execute(
+            select(auction_lots.c.lot_number, auction_lots.c.closes_at, auction_lots.c.status)
+        ).all()
+        fetched = conn.execute(select(func.min(raw_records.c.fetched_at))).scalar_one()
+    engine.dispose()
+    ids = [external_id for external_id, _, _ in sold]
+    assert len(ids) == len(set(ids)) > 100
+    assert all(when < fetched for _, when, _ in sold)  # the auction's date, not the crawl's
+    assert all(asset is not None for _, _, asset in sold)
+    closing = {when for _, when, status in lots if status == "sold"}
+    assert {when for _, when, _ in sold} <= closing
+
+
 def test_observations_keep_their_image_urls(processed: Processed) -> None:
     engine = _engine(processed.root)
     with engine.connect() as conn:

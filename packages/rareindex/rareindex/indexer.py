@@ -360,7 +360,7 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
     hammer = record.hammer_price.amount if record.hammer_price else None
     realised = record.price_realised.amount if record.price_realised else None
     premium = realised - hammer if realised is not None and hammer is not None else None
-    lot_id = write_auction_lot(
+    stored = write_auction_lot(
         conn,
         {
             "source_id": ctx.source_id,
@@ -385,18 +385,33 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
             "closes_at": record.closes_at,
         },
     )
-    write_images(conn, "auction_lot", lot_id, record.image_urls)
+    write_images(conn, "auction_lot", stored["id"], record.image_urls)
+    realised, hammer, currency = (
+        stored["price_realised"],
+        stored["hammer_price"],
+        stored["currency"],
+    )
+    premium = stored["buyer_premium"]
     price = realised if realised is not None else hammer
-    if record.status != "sold" or price is None or currency is None:
+    if record.status != "sold" or price is None or currency is None or not stored["closes_at"]:
+        # A lot seen only in a list without its date (a "prices realised" PDF line) waits for
+        # its page: a sale is dated by the auction, never by when we happened to fetch it.
         return False
-    sold_at = record.closes_at or ctx.fetched_at
+    sold_at = stored["closes_at"]
+    merged = _Context(
+        ctx.row,
+        ctx.source_id,
+        stored["asset_id"],  # the lot's page and its PDF line agree on one asset: the merged one
+        stored["variant_id"],
+        ctx.flags,
+    )
     sale_id = write_sale(
         conn,
         {
-            **ctx.subject,
+            **merged.subject,
             "sale_date": sold_at,
             "external_id": record.external_id,
-            "title": record.title,
+            "title": stored["title"],
             "url": record.url,
             "sale_type": "auction_house",
             "price_basis": "realized_incl_bp" if realised is not None else "hammer",
@@ -408,8 +423,9 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
             "is_lot": "lot" in ctx.flags,
             "flags": sorted(ctx.flags) or None,
         },
+        merge=True,
     )
-    return _observe(conn, ctx, record.external_id, "realised", sold_at, price, currency, sale_id)
+    return _observe(conn, merged, record.external_id, "realised", sold_at, price, currency, sale_id)
 
 
 def _observe(

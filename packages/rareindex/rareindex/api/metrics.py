@@ -50,7 +50,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from ..storage import Engine
-from ..storage.admin_queries import connector_host_hints, metrics_snapshot
+from ..storage.admin_queries import connector_host_hints
+from ..storage.metrics_queries import metrics_snapshot
 from .hosts import BREAKER_VALUE, HostView, connector_hosts, host_view, read_gates
 from .state import ApiState, api_state
 

@@ -35,6 +35,7 @@ from . import (
     health_cmd,
     inspect_cmd,
     replay_cmd,
+    report_cmd,
     resolve_cmd,
     tokens_cmd,
 )
@@ -62,6 +63,7 @@ app.command("inspect")(inspect_cmd.inspect)
 app.command("resolve")(resolve_cmd.resolve)
 app.command("replay")(replay_cmd.replay)
 app.command("health")(health_cmd.health)
+app.command("report")(report_cmd.report)
 
 
 def _version(value: bool) -> None:

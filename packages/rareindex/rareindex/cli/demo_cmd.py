@@ -3,7 +3,9 @@
 It migrates the database, starts the fake web on 127.0.0.1 (collectibles sites and misbehaving
 hosts, one server, many host names), points the connectors' host names at it (``connect_to``:
 URLs, policies and gates keep the names), crawls every registered connector with progress bars,
-and prints the runs and what the database now holds. Nothing leaves the machine.
+prints the runs and what the database now holds, checks every connector's health, and ends by
+writing the static HTML report (``rareindex report``) and printing its path. Nothing leaves the
+machine.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ._common import console, database, describe_database, settings_of
 from ._fakeweb import fake_web_settings
 from .connectors_cmd import report_problems
 from .crawl_cmd import crawl_connectors, summary_table
+from .report_cmd import demo_report
 
 FAKE_WEB_SEED = 7
 """The seed the fake web's sites are generated from."""
@@ -103,6 +106,8 @@ def demo(ctx: typer.Context) -> None:
     console.print(table)
     empty = sorted(name for name, rows in counts.items() if not rows and name not in parts)
     console.print(f"empty until later stages run: {', '.join(empty)}")
+
+    demo_report(engine, settings, registry)
 
 
 def collected_table(engine: Engine, registry: Registry) -> Table:

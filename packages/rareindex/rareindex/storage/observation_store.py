@@ -14,7 +14,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from .ids import stable_id
 from .schema import (
@@ -82,12 +83,15 @@ def upsert_variant(
     return variant_id
 
 
-def write_sale(conn: Connection, row: dict[str, Any]) -> str:
-    """Upsert one sale (``id`` is derived here); returns its id."""
+def write_sale(conn: Connection, row: dict[str, Any], *, merge: bool = False) -> str:
+    """Upsert one sale (``id`` is derived here); returns its id. ``merge``: a NULL never
+    overwrites a stored value (an auction lot's page and its PDF line each know part of it)."""
     row = {**row, "id": stable_id("sal", row["source_id"], row["external_id"], row["sale_date"])}
-    upsert(
-        conn, sales, [row], conflict=["source_id", "external_id", "sale_date"], update=_SALE_UPDATE
-    )
+    key = ["source_id", "external_id", "sale_date"]
+    if merge:
+        _merge(conn, sales, row, key, _SALE_UPDATE)
+    else:
+        upsert(conn, sales, [row], conflict=key, update=_SALE_UPDATE)
     return str(row["id"])
 
 
@@ -163,28 +167,47 @@ def write_listing(conn: Connection, row: dict[str, Any], seen_at: datetime) -> s
     return listing_id
 
 
-def write_auction_lot(conn: Connection, auction: dict[str, Any], lot: dict[str, Any]) -> str:
+_LOT_MERGED = (
+    "asset_id", "variant_id", "normalized_id", "currency", "hammer_price", "buyer_premium_rate",
+    "buyer_premium", "price_realised", "estimate_low", "estimate_high", "closes_at",
+)  # fmt: skip
+
+
+def write_auction_lot(
+    conn: Connection, auction: dict[str, Any], lot: dict[str, Any]
+) -> dict[str, Any]:
+    """Upsert an auction and one of its lots; returns the lot as now stored (merged).
+
+    One lot is often seen twice — its page, and a line of the "prices realised" PDF — each with
+    part of the facts. They merge: a value one source lacks (NULL) never erases what the other
+    gave, the first title stays, and the status follows the newest record.
+    """
     auction_id = stable_id("auc", auction["source_id"], auction["external_id"])
-    upsert(
-        conn,
-        auctions,
-        [{**auction, "id": auction_id}],
-        conflict=["source_id", "external_id"],
-        update=("title", "ends_at", "currency"),
-    )
+    _merge(conn, auctions, {**auction, "id": auction_id}, ["source_id", "external_id"],
+           ("title", "ends_at", "currency"))  # fmt: skip
     lot_id = stable_id("lot", auction_id, lot["lot_number"])
-    upsert(
-        conn,
-        auction_lots,
-        [{**lot, "id": lot_id, "auction_id": auction_id}],
-        conflict=["auction_id", "lot_number"],
-        update=(
-            "asset_id", "variant_id", "normalized_id", "title", "status", "currency",
-            "hammer_price", "buyer_premium_rate", "buyer_premium", "price_realised",
-            "estimate_low", "estimate_high", "closes_at",
-        ),
-    )  # fmt: skip
-    return lot_id
+    row = {**lot, "id": lot_id, "auction_id": auction_id}
+    _merge(conn, auction_lots, row, ["auction_id", "lot_number"], _LOT_MERGED, replace=("status",))
+    return dict(
+        conn.execute(select(auction_lots).where(auction_lots.c.id == lot_id)).one()._mapping
+    )
+
+
+def _merge(
+    conn: Connection,
+    table: Any,
+    row: dict[str, Any],
+    conflict: Sequence[str],
+    merged: Sequence[str],
+    *,
+    replace: Sequence[str] = (),
+) -> None:
+    """Upsert where ``merged`` columns keep the stored value when the new one is NULL."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(table).values(row)
+    changes: dict[str, Any] = {c: func.coalesce(statement.excluded[c], table.c[c]) for c in merged}
+    changes.update({c: statement.excluded[c] for c in replace})
+    conn.execute(statement.on_conflict_do_update(index_elements=list(conflict), set_=changes))
 
 
 def write_images(conn: Connection, owner_type: str, owner_id: str, urls: Sequence[str]) -> None:
