@@ -18,12 +18,8 @@ from typing import Any
 import dramatiq
 from dramatiq.middleware import Retries
 
-from rareindex.certs import record_sightings_from_listings, verify_pending
 from rareindex.crawl import run_queued
 from rareindex.errors import ConfigError, LookupRefused
-from rareindex.health_check import health_snapshot
-from rareindex.indexer import resolve_pending
-from rareindex.normalizer import normalize_raw
 from rareindex.registry import Registry, load_registry
 from rareindex.settings import Settings
 from rareindex.storage import BlobStore, Engine, make_engine
@@ -96,22 +92,30 @@ def declare_actors(
 
     def normalize_raw_ids(raw_ids: list[str]) -> None:
         """Normalize a batch of raw records (idempotent), then ask for resolution."""
+        from rareindex.normalizer import normalize_raw
+
         normalize_raw(db, the_registry(), raw_ids, blobs=BlobStore(settings.blob_dir))
         resolve.send()
 
     def snapshot_health() -> None:
         """Assess every connector and store a ``connector_health`` snapshot (idempotent)."""
+        from rareindex.health_check import health_snapshot
+
         health_snapshot(db, settings, the_registry())
 
     def resolve_all() -> None:
         """Resolve every pending normalized record (idempotent upserts: a duplicate is harmless),
         then ask for the certificates the new listings show to be verified."""
+        from rareindex.indexer import resolve_pending
+
         resolve_pending(db)
         certs.send()
 
     def verify_certs() -> None:
         """Record cert sightings of stored listings and verify pending certificates through the
         ``cert_lookup`` connectors, a batch at a time (a full batch asks for another)."""
+        from rareindex.certs import record_sightings_from_listings, verify_pending
+
         record_sightings_from_listings(db)
         summary = asyncio.run(verify_pending(db, settings, the_registry(), limit=CERT_BATCH))
         if summary.checked >= CERT_BATCH:

@@ -13,11 +13,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rareindex_connectors import (
     ApiEngine,
+    ConnectorMeta,
     CostEntry,
     EngineName,
     FirecrawlEngine,
@@ -30,9 +32,10 @@ from rareindex_connectors import (
     ScrapflyEngine,
 )
 
+from .errors import ConfigError
 from .settings import Settings
 
-__all__ = ["FetchStack", "build_fetch_stack", "load_policies"]
+__all__ = ["FetchStack", "build_fetch_stack", "load_policies", "require_runnable"]
 
 
 @dataclass(slots=True)
@@ -97,3 +100,33 @@ def build_fetch_stack(
         budgets["scrapfly"] = settings.scrapfly_credit_budget
     router = Router(engines, policies, credit_budget=budgets, on_cost=on_cost)  # type: ignore[arg-type]
     return FetchStack(policies=policies, gates=gates, router=router)
+
+
+def require_runnable(
+    meta: ConnectorMeta, settings: Settings, env: Mapping[str, str] | None = None
+) -> None:
+    """Refuse, with the variable to set, a connector that cannot fetch anything here: one whose
+    ``requires`` are unset, or whose every engine is a paid one without its key.
+
+    Commands that run one named connector (``crawl ID``, ``connectors check ID``) call this
+    first, so a missing key is one ``error:`` line instead of a failed run.
+    """
+    env = os.environ if env is None else env
+    missing = [name for name in meta.requires if not env.get(name)]
+    if missing:
+        raise ConfigError(
+            f"connector {meta.id!r} needs {', '.join(missing)} (its meta.requires); "
+            f"set {'them' if len(missing) > 1 else 'it'} in the environment and run again"
+        )
+    keys = {
+        "firecrawl": ("RI_FIRECRAWL_API_KEY", settings.firecrawl_api_key),
+        "scrapfly": ("RI_SCRAPFLY_API_KEY", settings.scrapfly_api_key),
+    }
+    unkeyed = [keys[e][0] for e in meta.engines if e in keys and not keys[e][1]]
+    if unkeyed and len(unkeyed) == len(meta.engines):
+        engines = " and ".join(meta.engines)
+        raise ConfigError(
+            f"connector {meta.id!r} fetches only with {engines}, and {' / '.join(unkeyed)} "
+            f"{'is' if len(unkeyed) == 1 else 'are'} not set: export {unkeyed[0]}=<your key>, "
+            'or add "api" to its engines'
+        )

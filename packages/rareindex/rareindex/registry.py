@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import json
+import re
 import sys
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -86,10 +87,14 @@ class Registry:
         return len(self.connectors)
 
     def get(self, slug: str) -> Connector:
-        """The connector ``slug``; :class:`ConfigError` listing the known slugs otherwise."""
+        """The connector ``slug``; :class:`ConfigError` with its file's problem when that file
+        failed to load, or listing the known slugs when there is no such file."""
         try:
             return self.connectors[slug]
         except KeyError:
+            for problem in self.problems:
+                if problem.path.stem == slug:
+                    raise ConfigError(problem.message) from None
             known = ", ".join(sorted(self.connectors)) or "(none)"
             raise ConfigError(f"no connector {slug!r}; known connectors: {known}") from None
 
@@ -172,7 +177,8 @@ def _load_config_connector(path: Path, root: Path) -> Connector:
     try:
         connector = factory(data, path)
     except (ConnectorError, ValidationError, ValueError) as exc:
-        raise ConfigError(f"{path}: {_first_line(exc)}") from None
+        line = _line_of(exc, path) if isinstance(exc, ValidationError) else None
+        raise ConfigError(f"{path}{f':{line}' if line else ''}: {_first_line(exc)}") from None
     _check_contract(connector, path)
     return connector
 
@@ -195,6 +201,20 @@ def _check_contract(connector: object, path: Path) -> None:
         raise ConfigError(f"{path}: not a Connector; missing {', '.join(missing)}")
 
 
+def _line_of(exc: ValidationError, path: Path) -> int | None:
+    """The line of the file where the first invalid top-level key is written, if it is."""
+    key = next((str(e["loc"][0]) for e in exc.errors() if e["loc"]), None)
+    if key is None:
+        return None
+    quoted = f'"?{re.escape(key)}"?'
+    toml = rf"^\s*(?:{quoted}\s*=|\[{quoted}\])"
+    pattern = toml if path.suffix == ".toml" else rf'"{re.escape(key)}"\s*:'
+    for number, text in enumerate(path.read_text().splitlines(), start=1):
+        if re.search(pattern, text):
+            return number
+    return None
+
+
 def _first_line(exc: Exception) -> str:
     """One line for the user: every validation problem, with a guess for a misspelt key."""
     if not isinstance(exc, ValidationError):
@@ -208,6 +228,8 @@ def _first_line(exc: Exception) -> str:
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             guess = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
-            message = f"unknown key{f' (did you mean {guess[0]!r}?)' if guess else ''}"
+            model = StoreConfig if exc.title == StoreConfig.__name__ else ConnectorMeta
+            valid = f"; valid keys: {', '.join(model.model_fields)}"
+            message = f"unknown key{f' (did you mean {guess[0]!r}?)' if guess else valid}"
         parts.append(f"{where}: {message}")
     return f"{exc.title}: " + "; ".join(parts)

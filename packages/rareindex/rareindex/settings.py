@@ -80,7 +80,7 @@ class Settings(BaseSettings):
         if not sep or scheme not in _DB_SCHEMES:
             raise ValueError(
                 f"scheme {scheme!r} is not supported; use postgresql+psycopg://user@host/db "
-                "or sqlite:///path/to/file.db"
+                "(postgresql:// and postgres:// are read as that) or sqlite:///path/to/file.db"
             )
         return f"{_DB_SCHEMES[scheme]}://{rest}"
 

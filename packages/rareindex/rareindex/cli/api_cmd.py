@@ -17,20 +17,22 @@ import errno
 import signal
 import socket
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 import uvicorn
 
-from ..api import Requeue, create_app
 from ..errors import ConfigError
 from ..settings import Settings
 from ..storage import Engine
 from ._common import console, migrated_database, settings_of
 
+if TYPE_CHECKING:  # the API (FastAPI) is imported when served, not for every command
+    from ..api import Requeue
+
 __all__ = ["RequeueFactory", "api", "bind", "command", "serve"]
 
-RequeueFactory = Callable[[Settings, Engine], Requeue | None]
+RequeueFactory = Callable[[Settings, Engine], "Requeue | None"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -63,6 +65,8 @@ def serve(
     """Run the admin API on ``host:port`` until interrupted."""
     sock = bind(host, port)
     bound_port = sock.getsockname()[1]
+    from ..api import create_app
+
     app = create_app(settings, engine=engine, requeue=requeue)
     config = uvicorn.Config(
         app,

@@ -15,15 +15,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from ..certs import CertificateView, CertLookupResult, SightingView, lookup
 from ..registry import load_registry
 from ._common import console, migrated_database, settings_of
 from ._fakeweb import fake_web_settings
+
+if TYPE_CHECKING:
+    from ..certs import CertificateView, CertLookupResult, SightingView
 
 __all__ = ["app"]
 
@@ -112,6 +114,8 @@ def lookup_cmd(
         with contextlib.ExitStack() as stack:
             if fake_web:
                 settings, _ = stack.enter_context(fake_web_settings(settings))
+            from ..certs import lookup
+
             result = asyncio.run(lookup(engine, settings, target, registry=registry))
     finally:
         engine.dispose()

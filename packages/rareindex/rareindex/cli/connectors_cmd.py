@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from ..check import check_connector
+from ..fetching import require_runnable
 from ..registry import Registry, load_registry
 from ..storage import current_revision
 from ..storage.connector_rows import list_connectors
@@ -85,6 +86,7 @@ def check_cmd(
     exit 1 when nothing could be fetched or normalized."""
     settings = settings_of(ctx)
     connector = load_registry(settings.connectors_dir).get(connector_id)
+    require_runnable(connector.meta, settings)
     with contextlib.ExitStack() as stack:
         if fake_web:
             settings, _ = stack.enter_context(fake_web_settings(settings))

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from ..crawl import RunSummary, run_connector
 from ..errors import ConfigError
-from ..fetching import build_fetch_stack
+from ..fetching import build_fetch_stack, require_runnable
 from ..registry import load_registry
 from ..settings import Settings
 from ..storage import BlobStore, Engine, RawRecordStore, current_revision
@@ -79,6 +79,9 @@ async def crawl_connectors(
         raise ConfigError("the database is empty; run `rareindex db upgrade` first")
     registry = load_registry(settings.connectors_dir)
     connectors = [registry.get(s) for s in slugs] if slugs else list(registry)
+    if slugs:  # connectors named on the command line: a missing key is one error line
+        for connector in connectors:
+            require_runnable(connector.meta, settings)
     with db.begin() as conn:
         sync_connectors(conn, registry)
     stack = build_fetch_stack(settings)

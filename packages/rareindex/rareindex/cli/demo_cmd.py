@@ -17,13 +17,8 @@ from datetime import date
 import typer
 from rich.table import Table
 
-from rareindex_connectors.testing.sites.catalog import world_catalog
-
 from .._version import __version__
-from ..certs import record_sightings_from_listings, verify_pending
-from ..fx import load_ecb_rates
 from ..logging import configure_logging
-from ..pipeline import process
 from ..registry import Registry, load_registry
 from ..storage import BlobStore, Engine, current_revision, head_revision, upgrade
 from ..storage.catalog_store import import_catalog
@@ -34,7 +29,6 @@ from ._common import console, database, describe_database, settings_of
 from ._fakeweb import fake_web_settings
 from .connectors_cmd import report_problems
 from .crawl_cmd import crawl_connectors, summary_table
-from .report_cmd import demo_report
 
 FAKE_WEB_SEED = 7
 """The seed the fake web's sites are generated from."""
@@ -44,6 +38,12 @@ FX_SINCE = date(2024, 1, 1)
 def demo(ctx: typer.Context) -> None:
     """Migrate, serve the fake web, crawl every connector, print runs and tables."""
     from rareindex_connectors.testing import FAKE_HOSTS
+    from rareindex_connectors.testing.sites.catalog import world_catalog
+
+    from ..certs import record_sightings_from_listings, verify_pending
+    from ..fx import load_ecb_rates
+    from ..pipeline import process
+    from .report_cmd import demo_report
 
     settings = settings_of(ctx)
     if "RI_LOG_LEVEL" not in os.environ:  # the tables tell the story; logs only for warnings

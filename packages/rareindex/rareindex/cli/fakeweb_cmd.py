@@ -12,6 +12,7 @@ import typer
 
 from ._common import console, settings_of
 from ._fakeweb import fake_web_settings
+from .api_cmd import bind
 
 
 def fakeweb(
@@ -20,6 +21,8 @@ def fakeweb(
 ) -> None:
     """Serve the fake web on 127.0.0.1 until Ctrl-C, and print the RI_CONNECT_TO to export."""
     settings = settings_of(ctx)
+    if port:
+        bind("127.0.0.1", port).close()  # a port in use is one error line, not a traceback
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with fake_web_settings(settings, port=port) as (local, base_url):

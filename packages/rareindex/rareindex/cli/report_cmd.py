@@ -19,9 +19,7 @@ from typing import Annotated
 
 import typer
 
-from ..health_check import run_health
 from ..registry import Registry
-from ..report import write_report
 from ..settings import Settings
 from ..storage import Engine
 from ..storage.report_queries import REPORT_CURRENCIES
@@ -70,6 +68,8 @@ def report(
     most-traded assets) and print the path of its index.html; see docs/report.md."""
     settings = settings_of(ctx)
     engine = migrated_database(settings)
+    from ..report import write_report
+
     path = write_report(
         engine,
         out if out is not None else default_report_dir(settings),
@@ -84,10 +84,14 @@ def demo_report(engine: Engine, settings: Settings, registry: Registry) -> Path:
     """The demo's last step: check every connector's health against the fake web (so the
     report's health table is real), write the report and print its path."""
     with fake_web_settings(settings) as (local, _), console.status("checking connector health…"):
+        from ..health_check import run_health
+
         snapshots = asyncio.run(run_health(engine, local, registry))
     states = Counter(s.status for s in snapshots)
     console.print("health: " + (", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "-"))
     started = time.perf_counter()
+    from ..report import write_report
+
     path = write_report(engine, default_report_dir(settings), database=describe_database(settings))
     console.print(
         f"report: {path} (written in {time.perf_counter() - started:.1f} s; "

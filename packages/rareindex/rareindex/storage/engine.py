@@ -53,7 +53,15 @@ def check_connection(engine: Engine) -> None:
             conn.execute(text("SELECT 1"))
     except OperationalError as exc:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        url = engine.url
+        if f'database "{url.database}" does not exist' in reason:  # the server is up, it is not
+            user = url.username or "postgres"
+            fix = f"create it (createdb -h {url.host or 'localhost'} -U {user} {url.database})"
+        elif "authentication failed" in reason:
+            fix = "fix the user or password in RI_DATABASE_URL"
+        else:
+            fix = "start it"
         raise DatabaseError(
-            f"cannot reach the database at {engine.url.render_as_string(hide_password=True)}: "
-            f"{reason} — start it, or unset RI_DATABASE_URL to use embedded SQLite"
+            f"cannot reach the database at {url.render_as_string(hide_password=True)}: "
+            f"{reason} — {fix}, or unset RI_DATABASE_URL to use embedded SQLite"
         ) from None
