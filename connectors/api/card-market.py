@@ -3,8 +3,9 @@
 Crawl: ``/search?q=&sold=1&page=N`` (50 results a page, latest sale first; the ghost result has no
 listing id; ``a.pagination__next`` with an ``href`` means more), then each ``/itm/<id>``: one raw
 record per item, payload ``{"url": <item page>, "listing": <__NEXT_DATA__ pageProps.listing>}``.
-A page without readable ``__NEXT_DATA__`` is kept with ``listing: null`` and its HTML as snapshot,
-so ``normalize()`` fails closed on it; an item gone (404) since the search is logged and skipped.
+A page without readable ``__NEXT_DATA__`` (not UTF-8, broken JSON) is kept with ``listing: null``
+and its HTML as snapshot, so ``normalize()`` fails closed on it; a page over the size limit is kept
+the same way without a snapshot; an item gone (404) since the search is logged and skipped.
 
 Normalize: sold -> :class:`Sale`, active (via ``lookup()``) -> :class:`Listing`. A best offer
 shows only the struck list price: ``sale_type="best_offer"``, ``price_basis="offer_accepted"``,
@@ -48,6 +49,7 @@ from rareindex_connectors import (
     PermanentFetchError,
     RawRecord,
     RawRecordInput,
+    ResponseTooLarge,
     parse_normalized,
 )
 from rareindex_connectors.adapters import (
@@ -152,8 +154,11 @@ class CardMarketConnector:
         url = f"{ORIGIN}/itm/{item_id}"
         result = await ctx.fetch(url, expect="text")
         try:
-            listing = _obj(next_data(result.content)["props"]["pageProps"]["listing"]) or None
-        except (ParseError, KeyError, TypeError):
+            # The marketplace serves UTF-8: bytes that are not are a broken page, to fail closed
+            # (kept, then refused by normalize()), never to read with replacement characters.
+            html = result.content.decode("utf-8")
+            listing = _obj(next_data(html)["props"]["pageProps"]["listing"]) or None
+        except (ParseError, KeyError, TypeError, UnicodeDecodeError):
             listing = None
         return RawRecordInput(
             external_id=item_id,
@@ -180,6 +185,14 @@ class CardMarketConnector:
             for item_id in page.items:
                 try:
                     yield await self._item(ctx, item_id)
+                except ResponseTooLarge as exc:
+                    # Too big to keep whole, but never skipped silently (DESIGN §9.6): kept with
+                    # no listing and no snapshot, so normalize() fails it closed and it is counted.
+                    ctx.log.warning("item.too_large", url=exc.url)
+                    url = f"{ORIGIN}/itm/{item_id}"
+                    yield RawRecordInput(
+                        external_id=item_id, url=url, payload={"url": url, "listing": None}
+                    )
                 except PermanentFetchError as exc:
                     ctx.log.warning("item.skipped", url=exc.url, status=exc.status)
             ctx.progress(pages=1, items=len(page.items))

@@ -84,9 +84,15 @@ class PolicyError(ConnectorError):
 
 class FetchError(ConnectorError):
     """A fetch failed. Carries where and through which engine, and the credits a paid engine
-    charged for it anyway (Firecrawl bills a scrape whose target answered 403)."""
+    charged for it anyway (Firecrawl bills a scrape whose target answered 403).
+
+    ``indeterminate`` is True when the request was sent and no answer came back (a read timeout,
+    a dropped connection): the vendor may well have done and billed the work, so the outcome is
+    unknown and the fetch must not be resent blindly — a resend can be a second charge.
+    """
 
     credits: float = 0.0
+    indeterminate: bool = False
 
     def __init__(
         self, message: str, *, url: str, host: str | None = None, engine: str | None = None

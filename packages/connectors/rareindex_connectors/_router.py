@@ -11,7 +11,9 @@ For each engine allowed by both the connector and the host's policy:
   or a ``Retry-After`` beyond the cap: those are answers, not engine failures.
 
 Every attempt feeds :attr:`Router.stats` (``{attempts, success, credits, ms, statuses, blocked,
-circuit_open}`` per engine) and the cost ledger.
+circuit_open, indeterminate}`` per engine) and the cost ledger. An *indeterminate* attempt (sent,
+no answer: a paid engine may have billed it) is counted and logged ``fetch.indeterminate``, and,
+being transient, is raised rather than escalated to another (paid) engine.
 
 Example:
     >>> router = Router({"api": api_engine}, policies)                   # doctest: +SKIP
@@ -61,6 +63,8 @@ class EngineStats:
     blocked: int = 0
     circuit_open: int = 0
     skipped: int = 0
+    indeterminate: int = 0
+    """Sent, and no answer came back: the outcome (and a paid engine's bill) is unknown."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,6 +198,15 @@ class Router:
             credits = result.credits
         except FetchError as exc:
             credits = exc.credits
+            if exc.indeterminate:
+                stats.indeterminate += 1
+                log.warning(
+                    "fetch.indeterminate",
+                    engine=name,
+                    host=host,
+                    url=request.url,
+                    credits=exc.credits,
+                )
             return self._triage(name, exc, host, request.url)
         finally:
             stats.ms += int((time.perf_counter() - started) * 1000)

@@ -99,6 +99,8 @@ class RunSummary:
 
 def failure_reason(exc: BaseException) -> str:
     """The closed-vocabulary reason for an exception that ended a run."""
+    if isinstance(exc, FetchError) and exc.indeterminate:
+        return "indeterminate"  # sent, no answer: maybe done and billed; not a plain transient
     table: tuple[tuple[type[BaseException], str], ...] = (
         (LeaseLost, "lease_lost"),
         (Blocked, "blocked"),

@@ -274,6 +274,7 @@ class FirecrawlEngine(PaidEngine):
             error = TransientFetchError(
                 f"firecrawl API gave no answer: {detail}", url=url, host=host, engine=self.name
             )
+            error.indeterminate = True  # done or not, we cannot tell: the router records it so
             return charged(error, price)
         error = TransientFetchError(
             f"firecrawl answer could not be read: {detail}", url=url, host=host, engine=self.name

@@ -304,6 +304,7 @@ class ScrapflyEngine(PaidEngine):
             error = TransientFetchError(
                 f"scrapfly API gave no answer: {detail}", url=url, host=host, engine=self.name
             )
+            error.indeterminate = True  # done or not, we cannot tell: the router records it so
             return charged(error, price)
         error = TransientFetchError(
             f"scrapfly answer could not be read: {detail}", url=url, host=host, engine=self.name

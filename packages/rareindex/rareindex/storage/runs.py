@@ -49,6 +49,7 @@ FAILURE_REASONS = frozenset(
         "budget_exhausted",
         "rate_limited",
         "transient",
+        "indeterminate",
         "permanent",
         "unsafe_url",
         "parse_error",
