@@ -28,7 +28,7 @@ demo: $(STAMP) ## Set up, then run the demo end to end on embedded SQLite and pr
 test: $(STAMP) services lint typecheck ## Set up, start PostgreSQL/Redis if down, lint, type-check, run every test
 	$(BIN)/python -m pytest
 
-services: $(STAMP) ## Start PostgreSQL and Redis on 127.0.0.1 when they are down (needs root)
+services: $(STAMP) ## Start PostgreSQL and Redis when down, install Debian's chromium when missing (root)
 	$(BIN)/python scripts/services.py
 
 lint: $(STAMP) ## ruff lint and format check
@@ -38,11 +38,9 @@ lint: $(STAMP) ## ruff lint and format check
 typecheck: $(STAMP) ## mypy: strict on the SDK, checked elsewhere
 	$(BIN)/mypy packages/connectors/rareindex_connectors packages/rareindex/rareindex workers
 
-bench: $(STAMP) ## Benchmarks against peers (not part of make test); prints ratios from one run
+bench: $(STAMP) ## Every benchmark against its peer (not part of make test), ratios from one run; QUICK=1: ~1 min each
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bench]'
-	$(BIN)/python -m bench.fetch
-	$(BIN)/python -m bench.crawl --quick
-	$(BIN)/python -m bench.resolve
+	$(BIN)/python -m bench $(if $(QUICK),--quick)
 
 golden: $(STAMP) ## Re-record each connector's fixtures and golden output from the fake web
 	$(BIN)/python -m tests.contract.recording

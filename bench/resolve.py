@@ -3,7 +3,8 @@ catalog full of near-miss siblings — every number measured in this run.
 
     python -m bench.resolve [--quick] [--size 50000] [--titles 5000] [--baseline-sample 300]
                             [--cutoff 90] [--seed 7] [--no-hint] [--by-noise] [--misses 0]
-                            [--json PATH]
+                            [--repeat 3] [--json PATH]
+    python -m bench.resolve --sizes 5000,20000,50000    # how the cost grows with the catalog
 
 1. ``scale_catalog(seed, size)`` (the fake web's catalog, its siblings — Prizm ↔ Mosaic, Base Set
    ↔ Base Set 2, Ken Griffey ↔ Ken Griffey Jr., other parallels, numbers, years, mint marks —
@@ -19,10 +20,14 @@ catalog full of near-miss siblings — every number measured in this run.
    reference row pre-processes the catalog titles once (a stronger baseline than the one the
    target is set against), and the Resolver is scored on the same sample, like for like.
 
+Baseline, reference and resolver alternate within each of ``--repeat`` repetitions (the index is
+built once); each row shows its median. ``--sizes`` prints one row per catalog size instead: index
+build seconds and MB, resolver and baseline titles/s, their ratio, precision and recall.
+
 Targets: Resolver ≥ 50x the baseline's titles/s, precision ≥ 0.98, recall ≥ 0.90, set for the
 default 50,000 items (the baseline's cost grows with the catalog, so ``--quick``'s 10,000 items
-shrink the ratio). On 2 vCPUs the default run takes about 30 s, most of it the baseline;
-``--quick`` (10,000 items, 1,000 titles, 100 baseline titles) about 5 s. If
+shrink the ratio). On 2 vCPUs the default run takes about 90 s, most of it the baseline;
+``--quick`` (10,000 items, 1,000 titles, 100 baseline titles) about 15 s. If
 ``rareindex.resolution`` does not import, the baseline rows still print and the exit code is 1.
 """
 
@@ -41,6 +46,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from bench.common import console as make_console
+from bench.common import machine, median
 
 TARGET_SPEEDUP = 50.0
 TARGET_PRECISION = 0.98
@@ -163,6 +171,152 @@ def by_noise(titles: Sequence[Any], answers: Sequence[str | None], market: int) 
     ]
 
 
+@dataclass
+class Measured:
+    rows: list[Row]
+    """baseline, reference, then (when the resolver imports) same sample and all titles"""
+    decisions: list[Any]
+    build_s: float
+    rss_index: float
+    missing: str | None
+
+
+def measure(
+    catalog: Sequence[Any],
+    titles: Sequence[Any],
+    sample: Sequence[Any],
+    cutoff: float,
+    *,
+    hint: bool,
+    repeat: int,
+) -> Measured:
+    """Baseline, reference and resolver, alternating, ``repeat`` times; each row at its median
+    wall time (the answers do not change between repetitions)."""
+    walls: dict[str, list[float]] = {"base": [], "ready": [], "same": [], "all": []}
+    answers: dict[str, list[Any]] = {}
+    build_s, rss_index, missing = math.nan, math.nan, None
+    resolver: Any = None
+    try:
+        from rareindex.resolution import Resolver
+    except ImportError as exc:  # the resolver lands separately; the baseline still runs
+        missing = f"{type(exc).__name__}: {exc}"
+    else:
+        rss_before = rss_mb()
+        resolver, build_s = timed(lambda: Resolver.from_catalog(catalog))
+        rss_index = rss_mb() - rss_before
+
+    def resolve_all(chosen: Sequence[Any]) -> list[Any]:
+        return [resolver.resolve(t.title, category=t.category if hint else None) for t in chosen]
+
+    if resolver is not None:
+        resolve_all(titles[:50])  # warm caches the way a long-running worker has them
+    for _ in range(repeat):
+        answers["base"], wall = baseline(catalog, sample, cutoff, preprocessed=False)
+        walls["base"].append(wall)
+        answers["ready"], wall = baseline(catalog, sample, cutoff, preprocessed=True)
+        walls["ready"].append(wall)
+        if resolver is None:
+            continue
+        answers["same"], wall = timed(lambda: resolve_all(sample))
+        walls["same"].append(wall)
+        answers["all"], wall = timed(lambda: resolve_all(titles))
+        walls["all"].append(wall)
+    rows = [
+        score(
+            f"rapidfuzz extractOne, token_set_ratio ≥ {cutoff:g} (baseline)",
+            sample,
+            answers["base"],
+            median(walls["base"]),
+        ),
+        score(
+            "  same, choices pre-processed once (reference)",
+            sample,
+            answers["ready"],
+            median(walls["ready"]),
+        ),
+    ]
+    decisions: list[Any] = []
+    if resolver is not None:
+        rows.append(
+            score(
+                "RareIndex Resolver, same sample",
+                sample,
+                [d.catalog_id for d in answers["same"]],
+                median(walls["same"]),
+            )
+        )
+        decisions = answers["all"]
+        rows.append(
+            score(
+                f"RareIndex Resolver, all {len(titles):,} titles",
+                titles,
+                [d.catalog_id for d in decisions],
+                median(walls["all"]),
+            )
+        )
+    return Measured(rows, decisions, build_s, rss_index, missing)
+
+
+def scaling(args: argparse.Namespace, sizes: Sequence[int], count: int, sample_size: int) -> None:
+    """One row per catalog size: index build, resolver and baseline titles/s, their ratio,
+    precision and recall — how the cost grows with the catalog."""
+    from rich.table import Table
+
+    from rareindex_connectors.testing.scale_catalog import noisy_titles, scale_catalog
+
+    began = time.perf_counter()
+    repeat = max(1, args.repeat)
+    table = Table(
+        title=(
+            f"entity resolution by catalog size: {count:,} titles, baseline on {sample_size} of "
+            f"them, seed {args.seed}, category hint {'off' if args.no_hint else 'on'}; median "
+            f"of {repeat} alternating repetitions"
+        ),
+        caption=f"{machine()}, rapidfuzz {_version('rapidfuzz')}",
+    )
+    columns = (
+        "catalog items",
+        "index build s",
+        "index MB",
+        "resolver titles/s",
+        "baseline titles/s",
+        "vs baseline",
+        "precision",
+        "recall",
+    )
+    for column in columns:
+        table.add_column(column, justify="right")
+    for size in sizes:
+        catalog = scale_catalog(args.seed, size)
+        titles = noisy_titles(args.seed, count, catalog)
+        rng = random.Random(f"bench-resolve/{args.seed}")
+        picks = sorted(rng.sample(range(len(titles)), min(sample_size, len(titles))))
+        sample = [titles[i] for i in picks]
+        measured = measure(
+            catalog, titles, sample, args.cutoff, hint=not args.no_hint, repeat=repeat
+        )
+        if measured.missing:
+            raise SystemExit(f"rareindex.resolution is not importable: {measured.missing}")
+        base, resolver = measured.rows[0], measured.rows[-1]
+        table.add_row(
+            f"{size:,}",
+            f"{measured.build_s:.2f}",
+            f"{measured.rss_index:.0f}",
+            f"{resolver.titles_s:,.0f}",
+            f"{base.titles_s:,.1f}",
+            f"{resolver.titles_s / base.titles_s:,.1f}x",
+            _fmt(resolver.precision, ".3f"),
+            _fmt(resolver.recall, ".3f"),
+        )
+    out = make_console()
+    out.print(table)
+    out.print(
+        "index MB: RSS growth while building the index (approximate); vs baseline: resolver "
+        "titles/s ÷ rapidfuzz extractOne's over the whole catalog"
+    )
+    out.print(f"elapsed {time.perf_counter() - began:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10,000 items, 1,000 titles")
@@ -175,19 +329,26 @@ def main() -> None:
     parser.add_argument("--by-noise", action="store_true", help="a second table per noise kind")
     parser.add_argument("--misses", type=int, default=0, help="print N wrong or missed titles")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--repeat", type=int, default=3, help="timed repetitions; medians shown")
+    parser.add_argument(
+        "--sizes", help="catalog sizes, e.g. 5000,20000,50000: one scaling table instead"
+    )
     args = parser.parse_args()
     size = args.size or (10_000 if args.quick else 50_000)
     count = args.titles or (1_000 if args.quick else 5_000)
     sample_size = args.baseline_sample or (100 if args.quick else 300)
     hint = not args.no_hint
+    repeat = max(1, args.repeat)
+    if args.sizes:
+        scaling(args, [int(n) for n in args.sizes.split(",") if n.strip()], count, sample_size)
+        return
 
-    from rich.console import Console
     from rich.table import Table
 
     from rareindex_connectors.testing.scale_catalog import noisy_titles, scale_catalog
     from rareindex_connectors.testing.sites.market_data import market_data
 
-    console = Console(width=max(Console().width, 150))  # one row per matcher, even when piped
+    console = make_console()  # one row per matcher, even when piped
     began = time.perf_counter()
     catalog, generate_s = timed(lambda: scale_catalog(args.seed, size))
     titles, titles_s = timed(lambda: noisy_titles(args.seed, count, catalog))
@@ -196,47 +357,10 @@ def main() -> None:
     picks = sorted(rng.sample(range(len(titles)), min(sample_size, len(titles))))
     sample = [titles[i] for i in picks]
 
-    rows: list[Row] = []
-    fuzz_answers, fuzz_wall = baseline(catalog, sample, args.cutoff, preprocessed=False)
-    base = score(
-        f"rapidfuzz extractOne, token_set_ratio ≥ {args.cutoff:g} (baseline)",
-        sample,
-        fuzz_answers,
-        fuzz_wall,
-    )
-    rows.append(base)
-    ready_answers, ready_wall = baseline(catalog, sample, args.cutoff, preprocessed=True)
-    rows.append(
-        score("  same, choices pre-processed once (reference)", sample, ready_answers, ready_wall)
-    )
-
-    build_s, rss_index, missing = math.nan, math.nan, None
-    answers: list[str | None] = []
-    decisions: list[Any] = []
-    try:
-        from rareindex.resolution import Resolver
-    except ImportError as exc:  # the resolver lands separately; the baseline still runs
-        missing = f"{type(exc).__name__}: {exc}"
-    else:
-        rss_before = rss_mb()
-        resolver, build_s = timed(lambda: Resolver.from_catalog(catalog))
-        rss_index = rss_mb() - rss_before
-
-        def resolve_all(chosen: Sequence[Any]) -> list[Any]:
-            return [
-                resolver.resolve(t.title, category=t.category if hint else None) for t in chosen
-            ]
-
-        resolve_all(titles[:50])  # warm caches the way a long-running worker has them
-        same, same_wall = timed(lambda: resolve_all(sample))
-        rows.append(
-            score(
-                "RareIndex Resolver, same sample", sample, [d.catalog_id for d in same], same_wall
-            )
-        )
-        decisions, wall = timed(lambda: resolve_all(titles))
-        answers = [d.catalog_id for d in decisions]
-        rows.append(score(f"RareIndex Resolver, all {len(titles):,} titles", titles, answers, wall))
+    measured = measure(catalog, titles, sample, args.cutoff, hint=hint, repeat=repeat)
+    rows, missing, decisions = measured.rows, measured.missing, measured.decisions
+    base, build_s, rss_index = rows[0], measured.build_s, measured.rss_index
+    answers = [d.catalog_id for d in decisions]
 
     resolver_row = rows[-1] if missing is None else None
     speedup = resolver_row.titles_s / base.titles_s if resolver_row else None
@@ -250,10 +374,10 @@ def main() -> None:
             f"seed {args.seed}, category hint {'on' if hint else 'off'}"
         ),
         caption=(
-            f"{os.cpu_count()} CPUs, {platform.machine()}, Python {sys.version.split()[0]}, "
-            f"rapidfuzz {_version('rapidfuzz')}; catalog generated in {generate_s:.1f} s, "
-            f"titles in {titles_s:.1f} s; index build {_fmt(build_s, '.2f')} s "
-            f"(+{_fmt(rss_index, '.0f')} MB RSS)"
+            f"{machine()}, rapidfuzz {_version('rapidfuzz')}; catalog generated in "
+            f"{generate_s:.1f} s, titles in {titles_s:.1f} s; index build "
+            f"{_fmt(build_s, '.2f')} s (+{_fmt(rss_index, '.0f')} MB RSS); median of {repeat} "
+            "alternating repetitions"
         ),
     )
     for column in ("matcher", "titles", "titles/s", "ms/title", "matched", "precision", "recall"):
