@@ -123,16 +123,16 @@ def set_decisions(conn: Connection, decisions: Sequence[dict[str, Any]]) -> None
         return
     statement = (
         update(normalized_records)
-        .where(normalized_records.c.id == _bind("nid"))
+        .where(normalized_records.c.id == bindparam("nid"))
         .values(
-            status=_bind("status"),
-            match_method=_bind("match_method"),
-            match_confidence=_bind("match_confidence"),
-            reject_reason=_bind("reject_reason"),
-            asset_id=_bind("asset_id"),
-            variant_id=_bind("variant_id"),
-            anomaly_flags=_bind("anomaly_flags"),
-            resolved_at=_bind("resolved_at"),
+            status=bindparam("status"),
+            match_method=bindparam("match_method"),
+            match_confidence=bindparam("match_confidence"),
+            reject_reason=bindparam("reject_reason"),
+            asset_id=bindparam("asset_id"),
+            variant_id=bindparam("variant_id"),
+            anomaly_flags=bindparam("anomaly_flags"),
+            resolved_at=bindparam("resolved_at"),
         )
     )
     conn.execute(statement, [{**d, "nid": d["id"]} for d in decisions])
@@ -156,10 +156,6 @@ def reset_for_replay(conn: Connection, raw_ids: Sequence[str]) -> int:
         )
         total += result.rowcount or 0
     return total
-
-
-def _bind(name: str) -> Any:
-    return bindparam(name)
 
 
 def unnormalized_raw_ids(conn: Connection, *, limit: int) -> list[str]:
