@@ -50,7 +50,7 @@ from rareindex_connectors import (
 from .quality import excluded_from_index, flag_price_anomalies
 from .resolution import Decision, Resolver, asset_key, variant_key
 from .storage import Engine
-from .storage.catalog_store import asset_ids_by_key, catalog_size, import_catalog, load_catalog
+from .storage.catalog_store import asset_ids_by_key, catalog_version, import_catalog, load_catalog
 from .storage.normalized_store import pending_normalized, set_decisions
 from .storage.observation_store import (
     connector_sources,
@@ -84,13 +84,13 @@ class ResolveSummary:
 
 
 class _ResolverCache:
-    """One resolver per database, rebuilt when the catalog grows."""
+    """One resolver per database, rebuilt when the catalog changes."""
 
     def __init__(self) -> None:
-        self._cached: dict[str, tuple[int, Resolver, dict[str, str]]] = {}
+        self._cached: dict[str, tuple[tuple[int, object], Resolver, dict[str, str]]] = {}
 
     def get(self, engine: Engine, conn: Any) -> tuple[Resolver, dict[str, str]]:
-        size = catalog_size(conn)
+        size = catalog_version(conn)
         key = str(engine.url)
         hit = self._cached.get(key)
         if hit is None or hit[0] != size:

@@ -24,7 +24,7 @@ from .ids import stable_id
 from .schema import assets, brands, sets
 from .upsert import upsert
 
-__all__ = ["CatalogImport", "asset_ids_by_key", "catalog_size", "import_catalog", "load_catalog"]
+__all__ = ["CatalogImport", "asset_ids_by_key", "catalog_version", "import_catalog", "load_catalog"]
 
 BATCH = 2_000
 
@@ -154,5 +154,8 @@ def asset_ids_by_key(conn: Connection) -> dict[str, str]:
     return {key: asset_id for key, asset_id in rows}
 
 
-def catalog_size(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(assets)).scalar_one())
+def catalog_version(conn: Connection) -> tuple[int, object]:
+    """How many assets and when the newest changed: a re-import that only updates items (same
+    count) still makes a cached resolver stale."""
+    count, newest = conn.execute(select(func.count(), func.max(assets.c.updated_at))).one()
+    return int(count), newest
