@@ -4,6 +4,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+TEST_WORKERS ?= 3
+# make test: the suite's files run on TEST_WORKERS processes (most of their time is spent waiting
+# on servers and subprocesses), then the tests marked `serial` (gaps and speeds measured at the
+# host) run alone, so a busy neighbour cannot shorten a gap they measure.
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .DEFAULT_GOAL := help
@@ -26,7 +30,8 @@ demo: $(STAMP) ## Set up, then run the demo end to end on embedded SQLite and pr
 	$(BIN)/rareindex demo
 
 test: $(STAMP) services lint typecheck ## Set up, start PostgreSQL/Redis if down, lint, type-check, run every test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial"
+	$(BIN)/python -m pytest -m serial
 
 services: $(STAMP) ## Start PostgreSQL and Redis when down, install Debian's chromium when missing (root)
 	$(BIN)/python scripts/services.py

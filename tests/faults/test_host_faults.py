@@ -56,6 +56,8 @@ from .conftest import (
     wait_until,
 )
 
+pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files
+
 HEALTHY, STORM, WALL = "cards-shop.fake.test", "comics-woo.fake.test", "coins-woo.fake.test"
 RETRY_AFTER_S = 5
 TOLERANCE_S = 0.05

@@ -97,6 +97,7 @@ def truth_lots() -> tuple:
 
 
 # --- hosts ------------------------------------------------------------------------------------
+@pytest.mark.serial  # asserts build times
 def test_hosts_are_distinct_and_mounted_and_build_fast() -> None:
     assert len(set(SITE_HOSTS)) == len(SITE_HOSTS) == 8
     assert all(h.endswith(".fake.test") for h in SITE_HOSTS) and set(SITE_HOSTS) <= set(FAKE_HOSTS)
@@ -435,6 +436,7 @@ def test_trap_robots_broken_json_and_bad_encoding(web: Web) -> None:
     assert "Pokémon" in response.content.decode("latin-1")
 
 
+@pytest.mark.serial  # asserts a duration
 def test_trap_slow_page_takes_two_seconds(web: Web) -> None:
     start = time.perf_counter()
     assert web.get(TRAPS, "/slow").json()["slow"] is True

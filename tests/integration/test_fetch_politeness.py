@@ -23,6 +23,8 @@ from rareindex_connectors.testing.clock import ScaledClock
 from rareindex_connectors.testing.fake_web import FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web
 
+pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files
+
 GAP_TOLERANCE_S = 0.05
 """Server-observed gaps may be shorter than the reserved interval by connection set-up and
 scheduling jitter on a loaded 2-core machine; 50 ms is the tolerance we hold ourselves to."""

@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import redis
 
 from rareindex_connectors import RedisGateBackend
 from tests.integration.fetch_helpers import running_fake_web
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
+
+pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -437,6 +437,7 @@ def test_a_vendor_5xx_is_transient_and_sent_once(
     assert paid.calls == 1
 
 
+@pytest.mark.serial  # asserts the client gave up in time
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_a_read_timeout_is_one_billed_send(
     vendor: str, start: Start, web: tuple[FakeWeb, str]
