@@ -47,16 +47,20 @@ PREFIXES = frozenset(
 
 _RFC4648 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _TO_CROCKFORD = bytes.maketrans(_RFC4648, _ALPHABET.encode())
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]  # 10 bits -> two characters
+_SHIFTS = range(120, -1, -10)
 
 
 def new_id(prefix: str) -> str:
     """A new id with one of the known :data:`PREFIXES`."""
     if prefix not in PREFIXES:
         raise ValueError(f"unknown id prefix {prefix!r}; known: {', '.join(sorted(PREFIXES))}")
-    # 48 bits of milliseconds then 80 random bits, base32 in an alphabet whose ASCII order is its
-    # value order, so ids sort by time. (C-speed encoding: ids are minted per raw record.)
-    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(10)
-    return f"{prefix}_{base64.b32encode(raw)[:26].translate(_TO_CROCKFORD).decode()}"
+    # 48 bits of milliseconds then 80 random bits (and 2 zero bits: 26 characters of 5 bits),
+    # in an alphabet whose ASCII order is its value order, so ids sort by time. Two characters
+    # per table lookup: ids are minted per raw record, and base64.b32encode is pure Python.
+    value = (int(time.time() * 1000) << 82) | (int.from_bytes(os.urandom(10), "big") << 2)
+    pairs = _PAIRS
+    return prefix + "_" + "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])
 
 
 def stable_id(prefix: str, *natural_key: object) -> str:

@@ -68,33 +68,34 @@ _COPY_COLUMNS = (
 )
 
 
-def _copy_rows(conn: Connection, rows: list[dict[str, Any]]) -> None:
+def _copy_rows(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
     """PostgreSQL: ``COPY … FROM STDIN`` on the transaction's own connection (several times
-    faster than row inserts; the rows commit or roll back with everything else)."""
+    faster than row inserts; the rows commit or roll back with everything else). ``rows`` are
+    tuples in :data:`_COPY_COLUMNS` order, the payload as its canonical JSON text."""
     driver = conn.connection.driver_connection
     assert driver is not None
     columns = ", ".join(_COPY_COLUMNS)
     statement = f"COPY raw_records ({columns}) FROM STDIN"
     with driver.cursor() as cursor, cursor.copy(statement) as copy:
-        for row in rows:  # the payload as its canonical JSON text, already computed
-            copy.write_row(
-                tuple(row["payload_json"] if c == "payload" else row[c] for c in _COPY_COLUMNS)
-            )
+        write = copy.write_row
+        for row in rows:
+            write(row)
 
 
 def _claim_keys(
     conn: Connection, connector_id: str, items: list[tuple[RawRecordInput, str, str, str]]
 ) -> set[str]:
     """Insert the dedupe keys; the raw ids whose keys were new. On PostgreSQL one statement
-    over arrays (no per-row parameters); elsewhere one multi-row insert."""
+    over arrays sent in binary (``%b``: no per-element text quoting); elsewhere one multi-row
+    insert."""
     if conn.dialect.name == "postgresql":
         driver = conn.connection.driver_connection
         assert driver is not None
         with driver.cursor() as cursor:
             cursor.execute(
                 "INSERT INTO raw_record_keys (connector_id, external_id, content_hash, raw_id, "
-                "fetched_at) SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[], "
-                "%s::timestamptz[]) ON CONFLICT DO NOTHING RETURNING raw_id",
+                "fetched_at) SELECT %s, * FROM unnest(%b::text[], %b::text[], %b::text[], "
+                "%b::timestamptz[]) ON CONFLICT DO NOTHING RETURNING raw_id",
                 (
                     connector_id,
                     [record.external_id for record, _, _, _ in items],
@@ -102,7 +103,6 @@ def _claim_keys(
                     [raw_id for _, _, raw_id, _ in items],
                     [record.fetched_at for record, _, _, _ in items],
                 ),
-                binary=True,  # arrays sent binary: no per-element text quoting
             )
             return {row[0] for row in cursor.fetchall()}
     claim = sqlite.insert(raw_record_keys).on_conflict_do_nothing()
@@ -186,38 +186,41 @@ class RawRecordStore:
         if not candidates:
             return result
         claimed = _claim_keys(conn, connector_id, list(candidates.values()))
-        rows = []
+        rows: list[tuple[Any, ...]] = []  # in _COPY_COLUMNS order
         for record, digest, raw_id, text in candidates.values():
             if raw_id not in claimed:
                 result.dupes += 1
                 continue
             snapshot = record.snapshot
             rows.append(
-                {
-                    "id": raw_id,
-                    "fetched_at": record.fetched_at,
-                    "connector_id": connector_id,
-                    "run_id": run_id,
-                    "external_id": record.external_id,
-                    "url": record.url,
-                    "payload": record.payload,
-                    "payload_json": text,
-                    "snapshot_ref": self.blobs.put(snapshot) if snapshot is not None else None,
-                    "snapshot_size": len(snapshot) if snapshot is not None else None,
-                    "engine": record.engine,
-                    "http_status": record.http_status,
-                    "content_hash": digest,
-                    "connector_version": connector_version,
-                    "parser_version": parser_version,
-                }
+                (
+                    raw_id,
+                    record.fetched_at,
+                    connector_id,
+                    run_id,
+                    record.external_id,
+                    record.url,
+                    text,  # the payload: COPY takes its canonical JSON text
+                    self.blobs.put(snapshot) if snapshot is not None else None,
+                    len(snapshot) if snapshot is not None else None,
+                    record.engine,
+                    record.http_status,
+                    digest,
+                    connector_version,
+                    parser_version,
+                )
             )
             result.raw_ids.append(raw_id)
         if rows and conn.dialect.name == "postgresql":
             _copy_rows(conn, rows)
-        elif rows:
+        elif rows:  # the JSON column takes the payload itself, not its text
+            payloads = {raw_id: record.payload for record, _, raw_id, _ in candidates.values()}
             conn.execute(
                 raw_records.insert(),
-                [{k: v for k, v in row.items() if k != "payload_json"} for row in rows],
+                [
+                    dict(zip(_COPY_COLUMNS, row, strict=True)) | {"payload": payloads[row[0]]}
+                    for row in rows
+                ],
             )
         return result
 

@@ -259,7 +259,6 @@ def commit_batch(
     """Store ``records`` and advance the cursor to ``cursor`` in one fenced transaction."""
     result = BatchResult()
     with engine.begin() as conn:
-        _fence(conn, run)
         stored = store.insert_many(
             conn,
             connector_id=run.connector_id,
@@ -273,15 +272,15 @@ def commit_batch(
             stored.dupes,
             stored.raw_ids,
         )
-        conn.execute(
-            update(connector_runs)
-            .where(connector_runs.c.id == run.id)
-            .values(
-                pages=connector_runs.c.pages + pages,
-                records=connector_runs.c.records + result.records,
-                dupes=connector_runs.c.dupes + result.dupes,
-                cursor_end=cursor,
-            )
+        # The fence, with the run's counters: one statement. Checked before the commit, so a
+        # worker that lost its lease rolls back everything above.
+        _fence(
+            conn,
+            run,
+            pages=connector_runs.c.pages + pages,
+            records=connector_runs.c.records + result.records,
+            dupes=connector_runs.c.dupes + result.dupes,
+            cursor_end=cursor,
         )
         if cursor is not None:
             if run.backfill_id is None:
