@@ -195,13 +195,11 @@ def test_broken_payloads_are_kept_counted_and_never_crash_a_worker(
     # Feed pages: the run fails closed at the broken page, keeping what came before it.
     shop, comics, coins = runs["cards-shop"], runs["comics-woo"], runs["coins-woo"]
     assert (shop.status, shop.failure_reason) == ("failed", "parse_error")
-    assert "page=4" in shop.error and ("truncated" in shop.error or "invalid_json" in shop.error)
+    assert "page=4" in shop.error and "truncated" in shop.error  # not a vague invalid_json
     assert connector_cursor(pg_engine, "cards-shop") == {"collection": 0, "page": 4, "sweeps": 0}
     assert len([k for k in kept if k[0] == "cards-shop"]) == 300  # pages 1-3
     assert (comics.status, comics.failure_reason) == ("failed", "parse_error")
-    assert "page=2" in comics.error and (
-        "encoding_error" in comics.error or "UTF-8" in comics.error
-    )
+    assert "page=2" in comics.error and "encoding_error" in comics.error
     assert len([k for k in kept if k[0] == "comics-woo"]) == 100  # page 1
     assert (coins.status, coins.failure_reason) == ("failed", "permanent")
     assert "ResponseTooLarge" in coins.error

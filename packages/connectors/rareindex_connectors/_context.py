@@ -30,6 +30,7 @@ import structlog
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
 from ._errors import ParseError, ParseReason
+from ._json_failure import json_failure
 from ._raw import EngineName
 
 __all__ = [
@@ -80,17 +81,17 @@ class FetchResult:
         """The body as JSON.
 
         Raises:
-            ParseError: ``invalid_json`` (or ``empty_payload``), with a snippet of the body.
+            ParseError: ``truncated`` (the body ends mid-document), ``encoding_error`` (not
+                UTF-8), ``invalid_json``, or ``empty_payload``, with a snippet of the body.
         """
         if not self.content.strip():
             raise ParseError(ParseReason.EMPTY_PAYLOAD, f"empty body from {self.url}")
         try:
             # ~3x json.loads on a product page; a UTF-8 BOM is allowed, as json.loads allows it
             return orjson.loads(self.content.removeprefix(b"\xef\xbb\xbf"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # orjson's is a subclass
-            raise ParseError(
-                ParseReason.INVALID_JSON, f"{self.url}: {exc}", snippet=self.text
-            ) from None
+        except (UnicodeDecodeError, json.JSONDecodeError):  # orjson's is a subclass
+            reason, message = json_failure(self.content)
+            raise ParseError(reason, f"{self.url}: {message}", snippet=self.text) from None
 
 
 class Fetcher(Protocol):

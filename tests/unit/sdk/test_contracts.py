@@ -382,19 +382,21 @@ def test_fetch_result_json_empty_payload(content: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    "content",
+    ("content", "reason"),
     [
-        b"<!DOCTYPE html><html><title>Just a moment...</title></html>",
-        b'{"CertNumber": "48123456",',  # truncated
-        b"{'single': 'quotes'}",
-        b"\xff\xfe\x00{",  # not UTF-8
+        (b"<!DOCTYPE html><html><title>Just a moment...</title></html>", "invalid_json"),
+        (b'{"CertNumber": "48123456",', "truncated"),
+        (b'{"products": [{"title": "Charizard', "truncated"),
+        (b"{'single': 'quotes'}", "invalid_json"),
+        (b"\xff\xfe\x00{", "encoding_error"),
+        ('{"title": "Pokémon"}'.encode("latin-1"), "encoding_error"),
     ],
 )
-def test_fetch_result_json_invalid_json_has_snippet(content: bytes) -> None:
+def test_fetch_result_json_names_why_with_a_snippet(content: bytes, reason: str) -> None:
     result = _result(content)
     with pytest.raises(ParseError) as info:
         result.json()
-    assert info.value.reason is ParseReason.INVALID_JSON
+    assert info.value.reason == reason  # cut short, not UTF-8, or garbage: told apart
     assert info.value.snippet is not None
     assert info.value.snippet == result.text[:200]
     assert info.value.snippet != ""

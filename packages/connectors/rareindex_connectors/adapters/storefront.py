@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from .._errors import ParseError, ParseReason
+from .._json_failure import json_failure
 from .._money import Money
 from .._normalized import Category, Identifiers, Listing, parse_normalized
 
@@ -88,18 +89,11 @@ def load_json(content: bytes | str) -> Any:
         ParseError: ``empty_payload``, ``truncated``, ``encoding_error`` or ``invalid_json``.
     """
     try:
-        text = content.decode("utf-8") if isinstance(content, bytes) else content
-    except UnicodeDecodeError as exc:
-        raise ParseError(ParseReason.ENCODING_ERROR, str(exc), snippet=repr(content)) from None
-    if not text.strip():
-        raise ParseError(ParseReason.EMPTY_PAYLOAD, "empty body")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        # Cut off, not mangled: the decoder ran out of input (an unterminated string always does).
-        at_end = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-        reason = ParseReason.TRUNCATED if at_end else ParseReason.INVALID_JSON
-        raise ParseError(reason, str(exc), snippet=text[-200:]) from None
+        return json.loads(content.decode("utf-8") if isinstance(content, bytes) else content)
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError: tell them apart
+        reason, message = json_failure(content)
+        text = content.decode("utf-8", errors="replace") if isinstance(content, bytes) else content
+        raise ParseError(reason, message, snippet=text[-200:]) from None
 
 
 # --- barcodes -----------------------------------------------------------------------------------
