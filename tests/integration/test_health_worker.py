@@ -8,16 +8,20 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 import typer
 from fastapi.testclient import TestClient
+from pydantic import SecretStr
 from sqlalchemy import Engine, func, select, update
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
@@ -33,7 +37,7 @@ from rareindex.storage import BlobStore, RawRecordStore, new_id, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.field_stats import add_field_stats
 from rareindex.storage.health_store import list_health
-from rareindex.storage.schema import connector_health, connector_runs, connectors
+from rareindex.storage.schema import connector_health, connector_runs, connectors, costs
 from rareindex.storage.tokens import create_token
 from rareindex_connectors import (
     ApiEngine,
@@ -46,7 +50,12 @@ from rareindex_connectors import (
     SafeResolver,
     TransientFetchError,
 )
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb
+from rareindex_connectors.testing import (
+    FAKE_HOSTS,
+    FakeWeb,
+    create_fake_firecrawl_app,
+    serve_asgi,
+)
 from tests.integration.fetch_helpers import running_fake_web
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
@@ -308,6 +317,66 @@ def test_a_probe_skips_the_host_queue_but_spends_the_host_budget(
     sent = fake_web.log(COINS).requests
     assert sent >= 1
     assert after - before == sent  # every probe request counted against the day's budget
+
+
+def test_a_probe_through_a_paid_engine_is_billed_in_the_costs_ledger(
+    db: Engine, web: tuple[FakeWeb, Settings], tmp_path: Path
+) -> None:
+    """coins-woo configured for Firecrawl only: its probe goes through the (fake) vendor, which
+    bills a credit per scrape, and the health worker writes that spend to ``costs`` as a crawl
+    would — per engine and day, every request counted."""
+    _, settings = web
+    port = int(settings.connect_to[COINS].rsplit(":", 1)[1])
+    record_runs(db, "coins-woo", steady())
+    root = tmp_path / "connectors"
+    shutil.copytree(REPO_ROOT / "connectors", root)
+    toml = root / "woocommerce" / "coins-woo.toml"
+    toml.write_text(toml.read_text() + 'engines = ["firecrawl"]\n')
+    paid = load_registry(root).get("coins-woo")
+    fake = create_fake_firecrawl_app(api_key="fc-test", upstream_transport=FakeWebOn(port))
+    with serve_asgi(fake) as firecrawl_url:
+        billed = settings.model_copy(
+            update={
+                "policy_override": override(tmp_path, **{COINS: {"engines": ["firecrawl"]}}),
+                "firecrawl_api_key": SecretStr("fc-test"),
+                "firecrawl_api_url": firecrawl_url,
+            }
+        )
+        [snapshot] = asyncio.run(run_health(db, billed, [paid]))
+        [again] = asyncio.run(run_health(db, billed, [paid]))  # a second probe adds to the day
+
+    assert snapshot.details["probe"]["status"] == again.details["probe"]["status"] == "UP"
+    charged = 1000 - fake.credits_remaining
+    assert charged >= 2  # at least one scrape per probe, each billed
+    with db.connect() as conn:
+        rows = conn.execute(
+            select(costs.c.engine, costs.c.day, costs.c.credits, costs.c.requests).where(
+                costs.c.connector_id == "coins-woo"
+            )
+        ).all()
+    assert [(r.engine, r.day, Decimal(str(r.credits)), r.requests) for r in rows] == [
+        ("firecrawl", datetime.now(UTC).date(), Decimal(charged), charged)
+    ]
+
+
+class FakeWebOn(httpx.AsyncBaseTransport):
+    """How the fake vendor reaches the fake web: ``*.fake.test`` to 127.0.0.1:``port`` with the
+    ``Host`` kept; anything else is refused (the test never leaves loopback)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host not in FAKE_HOSTS:
+            raise httpx.ConnectError(f"{request.url.host} is not on the fake web", request=request)
+        request.headers["host"] = request.url.host
+        request.url = request.url.copy_with(host="127.0.0.1", port=self.port)
+        async with httpx.AsyncHTTPTransport() as inner:
+            response = await inner.handle_async_request(request)
+            await response.aread()
+        return httpx.Response(
+            response.status_code, headers=response.headers, content=response.content
+        )
 
 
 def test_a_probe_over_the_host_budget_is_refused_and_sends_nothing(

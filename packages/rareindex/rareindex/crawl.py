@@ -17,10 +17,9 @@ Example:
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 from urllib.parse import urlencode
@@ -118,15 +117,15 @@ def failure_reason(exc: BaseException) -> str:
 
 
 class _Batch:
-    """Records waiting for their cursor, and the credits spent meanwhile."""
+    """Records waiting for their cursor, and the paid-engine charges made meanwhile."""
 
     def __init__(self) -> None:
         self.records: list[RawRecordInput] = []
-        self.credits: dict[tuple[str, date], Decimal] = defaultdict(Decimal)
+        self.credits: list[CostEntry] = []
         self.pages_seen = 0
 
     def charge(self, entry: CostEntry) -> None:
-        self.credits[(entry.engine, entry.at.date())] += Decimal(str(entry.credits))
+        self.credits.append(entry)
 
 
 def _budgeted_fetch(router: Router, engines: Sequence[EngineName], budget: UrlBudget) -> Fetcher:

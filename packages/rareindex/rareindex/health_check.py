@@ -26,7 +26,7 @@ import asyncio
 import dataclasses
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -34,6 +34,7 @@ import structlog
 
 from rareindex_connectors import (
     Connector,
+    CostEntry,
     CrawlContext,
     CrawlOptions,
     FetchError,
@@ -65,6 +66,7 @@ from .storage.health_store import (
     recent_hosts,
     save_health,
 )
+from .storage.runs import add_costs
 
 __all__ = [
     "HEALTH_EVERY",
@@ -102,15 +104,25 @@ async def breaker_states(gates: HostGates, hosts: Iterable[str]) -> dict[str, Br
 
 
 async def probe_connector(
-    connector: Connector, stack: FetchStack, *, timeout_s: float = 60.0
+    connector: Connector,
+    stack: FetchStack,
+    *,
+    timeout_s: float = 60.0,
+    on_cost: Callable[[CostEntry], None] | None = None,
 ) -> tuple[ProbeResult, set[str]]:
     """Run ``connector.health_check()`` with probe fetches; the result and the hosts it touched.
 
     A probe that raises, or overruns ``timeout_s``, is BROKEN with the reason; a fetch error the
-    connector caught itself is still named in :attr:`ProbeResult.error`.
+    connector caught itself is still named in :attr:`ProbeResult.error`. A paid engine's charges
+    go to ``on_cost`` (the health worker puts them in the ``costs`` ledger).
     """
     meta = connector.meta
-    router = Router(stack.router.engines, stack.policies, credit_budget=stack.router.credits_left)
+    router = Router(
+        stack.router.engines,
+        stack.policies,
+        credit_budget=stack.router.credits_left,
+        on_cost=on_cost,
+    )
     hosts: set[str] = set()
     fetch_errors: list[str] = []
 
@@ -193,14 +205,19 @@ async def _check_one(
         raise LookupError(f"connector {connector_id!r} is not in the connectors table")
     skipped = _probe_skip(connector, inputs, probe=probe, env=env)
     result: ProbeResult | None = None
+    charges: list[CostEntry] = []
     if skipped is None:
-        result, touched = await probe_connector(connector, stack, timeout_s=probe_timeout_s)
+        result, touched = await probe_connector(
+            connector, stack, timeout_s=probe_timeout_s, on_cost=charges.append
+        )
         hosts |= touched
     breakers = await breaker_states(stack.gates, hosts)
     inputs = dataclasses.replace(inputs, breakers=breakers, probe=result, probe_skipped=skipped)
     snapshot = assess(inputs, rules)
     with db.begin() as conn:
         save_health(conn, snapshot)
+        if charges:  # a probe through a paid engine is spend like a crawl's
+            add_costs(conn, connector_id, charges)
     log.info(
         "health.assessed",
         component="health",

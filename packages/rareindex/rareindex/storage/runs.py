@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, func, or_, select, update
 
-from rareindex_connectors import RawRecordInput
+from rareindex_connectors import CostEntry, RawRecordInput
 
 from ..errors import RareIndexError
 from .crawl_state import UrlState, save_states
@@ -35,6 +35,7 @@ __all__ = [
     "RunBusy",
     "RunHandle",
     "RunNotClaimable",
+    "add_costs",
     "commit_batch",
     "connector_cursor",
     "finish_run",
@@ -216,8 +217,15 @@ def _fence(conn: Any, run: RunHandle, *, release: bool = False, **values: Any) -
         raise LeaseLost(f"run {run.id} lost its lease (token {run.lease_token}); stopping")
 
 
-def _add_costs(conn: Any, connector_id: str, credits: Mapping[tuple[str, date], Decimal]) -> None:
-    for (engine_name, day), amount in credits.items():
+def add_costs(conn: Any, connector_id: str, entries: Iterable[CostEntry]) -> None:
+    """Add the paid-engine charges ``entries`` (as the router reports them) to the ledger: per
+    engine and day, the credits and one request per entry."""
+    totals: dict[tuple[str, date], tuple[Decimal, int]] = {}
+    for entry in entries:
+        engine_day = (entry.engine, entry.at.date())
+        amount, requests = totals.get(engine_day, (Decimal(0), 0))
+        totals[engine_day] = (amount + Decimal(str(entry.credits)), requests + 1)
+    for (engine_name, day), (amount, requests) in totals.items():
         key = (
             costs.c.connector_id == connector_id,
             costs.c.day == day,
@@ -231,14 +239,14 @@ def _add_costs(conn: Any, connector_id: str, credits: Mapping[tuple[str, date], 
                     day=day,
                     engine=engine_name,
                     credits=amount,
-                    requests=1,
+                    requests=requests,
                 )
             )
         else:  # exact decimal arithmetic in Python: SQLite has no exact numeric type
             conn.execute(
                 update(costs)
                 .where(*key)
-                .values(credits=current.credits + amount, requests=current.requests + 1)
+                .values(credits=current.credits + amount, requests=current.requests + requests)
             )
 
 
@@ -252,7 +260,7 @@ def commit_batch(
     parser_version: str,
     cursor: dict[str, Any] | None,
     pages: int = 0,
-    credits: Mapping[tuple[str, date], Decimal] | None = None,
+    credits: Sequence[CostEntry] = (),
     progress: Mapping[str, Any] | None = None,
     url_states: Sequence[UrlState] = (),
 ) -> BatchResult:
@@ -301,7 +309,7 @@ def commit_batch(
                     )
                 )
         if credits:
-            _add_costs(conn, run.connector_id, credits)
+            add_costs(conn, run.connector_id, credits)
         if url_states:  # what the budget store learnt while fetching these records
             save_states(conn, run.connector_id, url_states)
     return result
