@@ -12,10 +12,13 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import dramatiq
+import structlog
 from dramatiq.middleware import Retries
 
 from rareindex.crawl import run_queued
@@ -35,9 +38,13 @@ __all__ = [
     "RAW_BATCH",
     "RESOLVE_QUEUE",
     "Actors",
+    "PipelineSweep",
     "declare_actors",
+    "held_messages",
     "sweep_pipeline",
 ]
+
+log = structlog.get_logger(__name__)
 
 CRAWL_QUEUE = "crawl"
 NORMALIZE_QUEUE = "normalize"
@@ -153,7 +160,8 @@ def declare_actors(
 def sweep_pipeline(actors: Actors, db: Engine, *, limit: int = 50_000) -> int:
     """Re-send work whose message was lost: raw records never normalized, and a resolve when
     records are pending. Returns how many raw records were re-sent. Durable state is in the
-    database, so this is safe to run at any time (workers run it when they start)."""
+    database, so this is safe to run at any time (workers run it when they start, the scheduler
+    leader every few minutes: :class:`PipelineSweep`)."""
     with db.connect() as conn:
         raw_ids = unnormalized_raw_ids(conn, limit=limit)
         pending = pending_count(conn)
@@ -162,3 +170,83 @@ def sweep_pipeline(actors: Actors, db: Engine, *, limit: int = 50_000) -> int:
     if pending or raw_ids:
         actors.resolve.send()
     return len(raw_ids)
+
+
+def held_messages(broker: dramatiq.Broker, queue_name: str) -> int | None:
+    """How many messages ``broker`` holds for ``queue_name`` — waiting, delayed for a retry and
+    (Redis) in a worker's hands — or None when this broker cannot tell."""
+    from dramatiq.brokers.redis import RedisBroker
+    from dramatiq.brokers.stub import StubBroker
+
+    if isinstance(broker, RedisBroker):
+        # A message stays in "<queue>.msgs" until it is acked; retries wait in "<queue>.DQ.msgs".
+        prefix = f"{broker.namespace}:{queue_name}"
+        return int(broker.client.hlen(f"{prefix}.msgs")) + int(
+            broker.client.hlen(f"{prefix}.DQ.msgs")
+        )
+    if isinstance(broker, StubBroker):
+        return sum(
+            int(broker.queues[name].qsize())
+            for name in (queue_name, f"{queue_name}.DQ")
+            if name in broker.queues
+        )
+    if type(broker).__name__ == "RabbitmqBroker":  # without importing pika where it is not used
+        waiting, delayed, _dead = broker.get_queue_message_counts(queue_name)  # type: ignore[attr-defined]
+        return int(waiting) + int(delayed)
+    return None
+
+
+class PipelineSweep:
+    """:func:`sweep_pipeline` from a long-running process (the scheduler leader's ``after_tick``),
+    so normalize and resolve work whose message was lost — a Redis restart, a worker killed
+    between its commit and its send — is found without restarting a worker.
+
+    Call it every tick; it sweeps at most once per ``every_s`` (the first call sweeps), and at
+    most ``limit`` raw records each time. A lost message cannot be told from one still waiting,
+    so a due sweep waits for a tick when the broker holds no normalize message (each sweep would
+    otherwise re-send the whole backlog) — but no longer than ``max_wait_s``: in a fleet whose
+    queue never drains it sweeps anyway (normalizing twice is a no-op, and ``limit`` bounds it).
+
+    Args:
+        actors: where the re-sent messages go (their broker is the one asked for its queue).
+        db: where the unnormalized raw records are found.
+        every_s: seconds between sweeps.
+        limit: raw records re-sent per sweep at most.
+        max_wait_s: how long a due sweep waits for an idle normalize queue (default 6 periods).
+        clock: monotonic seconds (a test seam).
+    """
+
+    def __init__(
+        self,
+        actors: Actors,
+        db: Engine,
+        *,
+        every_s: float = 300.0,
+        limit: int = 10_000,
+        max_wait_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.actors = actors
+        self.db = db
+        self.every_s = every_s
+        self.limit = limit
+        self.max_wait_s = 6 * every_s if max_wait_s is None else max_wait_s
+        self.clock = clock
+        self._due_at: float | None = None  # None: due at the first call
+
+    def __call__(self) -> int | None:
+        """Sweep if one is due: how many raw records were re-sent, or None when none was made."""
+        now = self.clock()
+        if self._due_at is None:
+            self._due_at = now
+        due_at = self._due_at
+        if now < due_at:
+            return None
+        held = held_messages(self.actors.normalize.broker, NORMALIZE_QUEUE)
+        if held and now - due_at < self.max_wait_s:
+            log.debug("pipeline.sweep_deferred", queue=NORMALIZE_QUEUE, held=held)
+            return None
+        resent = sweep_pipeline(self.actors, self.db, limit=self.limit)
+        self._due_at = now + self.every_s  # only once done: a failed sweep is tried next tick
+        log.info("pipeline.swept", raw_resent=resent, limit=self.limit, held=held)
+        return resent

@@ -31,7 +31,7 @@ from rareindex.storage import BlobStore, Engine, current_revision
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.dead_letters import DeadLetter, list_dead_letters, mark_requeued
 
-from .actors import declare_actors, sweep_pipeline
+from .actors import PipelineSweep, declare_actors, sweep_pipeline
 from .broker import configure_broker
 
 __all__ = ["main"]
@@ -81,6 +81,13 @@ def worker(
 def scheduler(
     ctx: typer.Context,
     interval: Annotated[float, typer.Option(min=1.0, help="Seconds between ticks.")] = 60.0,
+    sweep_every: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            help="Fleet: seconds between the leader's sweeps for lost normalize messages.",
+        ),
+    ] = 300.0,
 ) -> None:
     """Lead (one scheduler at a time, fenced) and enqueue due crawls until SIGTERM/Ctrl-C.
 
@@ -98,8 +105,10 @@ def scheduler(
     from rareindex.health_check import health_due, health_snapshot
     from rareindex.pipeline import process
 
+    pipeline_sweep: PipelineSweep | None = None
     if settings.broker_url is not None:
         actors = declare_actors(configure_broker(settings), settings, db=db)
+        pipeline_sweep = PipelineSweep(actors, db, every_s=sweep_every)
 
         def send(run_id: str) -> object:
             return actors.crawl.send(run_id)
@@ -122,8 +131,12 @@ def scheduler(
             health_snapshot(db, settings, registry)
 
     def after_tick(result: TickResult) -> None:
-        if result.leader and health_due(db):
+        if not result.leader:
+            return
+        if health_due(db):
             check_health()
+        if pipeline_sweep is not None:  # embedded: the pipeline runs in-process, nothing is sent
+            pipeline_sweep()
 
     stop = _stop_on_signals()
     console.print(f"scheduler: ticking every {interval:.0f} s; Ctrl-C to stop")

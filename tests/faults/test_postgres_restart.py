@@ -5,16 +5,23 @@ runs are mid-way) on a PostgreSQL of the test's own. Once some batches are commi
 is stopped in immediate mode (every connection cut, no checkpoint, crash recovery on start) and
 started again two seconds later.
 
+The runs' lease (20 s here, 300 s by default) is longer than the crawl actor's first retry
+(5-10 s after the failure), as in production: the retry meets its own dead holder's lease still
+live and gives up, so only the scheduler can resume the run — by re-sending it at the first tick
+after the lease lapsed (``sweep_stale_runs``), not half an hour later.
+
 What must hold: the worker and the scheduler survive the outage (they are still running and stop
-cleanly on SIGTERM); every run the outage interrupted is resumed from its committed cursor — by
-the worker's retry or the scheduler's sweep taking over its lapsed lease — so each store ends with
-a succeeded run and exactly its products, none missing and none twice; no run is left
-``running``.
+cleanly on SIGTERM); every run the outage interrupted is taken over — after its lease lapsed,
+with the next fencing token — and resumed from its committed cursor within about one lease of
+the restart; each store ends with a succeeded run and exactly its products, none missing and
+none twice; no run is left ``running``, and no run succeeded twice.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from collections import Counter
 from pathlib import Path
 
 from sqlalchemy import Engine, func, select
@@ -35,6 +42,8 @@ from .conftest import (
 )
 
 PAGE_SIZES = {"cards-shop": 50, "comics-woo": 25, "coins-woo": 10}
+LEASE_S = 20
+"""The runs' lease: longer than the crawl actor's first retry (5-10 s), like the default 300 s."""
 HOSTS = {slug: f"{slug}.fake.test" for slug in PAGE_SIZES}
 
 
@@ -90,7 +99,7 @@ def test_fleet_survives_a_postgres_crash_and_resumes_its_runs(
         ),
         data_dir=tmp_path / "fleet",
         web_port=faulty_web.port,
-        RI_RUN_LEASE_SECONDS="4",
+        RI_RUN_LEASE_SECONDS=str(LEASE_S),
     )
     fleet = Processes(tmp_path, env)
     expected = expected_ids()
@@ -103,11 +112,13 @@ def test_fleet_survives_a_postgres_crash_and_resumes_its_runs(
         own_postgres.crash()
         time.sleep(2.0)
         own_postgres.start()
+        back = time.monotonic()
         wait_until(
             lambda: {s for s, status, *_ in runs(db) if status == "succeeded"} == set(PAGE_SIZES),
-            timeout=90,
-            what="every store to have a succeeded run after the restart",
+            timeout=LEASE_S + 40,
+            what="every store to have a succeeded run within about a lease of the restart",
         )
+        resumed_s = time.monotonic() - back
         assert fleet.alive(), fleet.logs()
         found = stored(db)
         after = runs(db)
@@ -122,3 +133,20 @@ def test_fleet_survives_a_postgres_crash_and_resumes_its_runs(
     # The outage did interrupt runs, and they were taken over (token 2), not started afresh.
     assert any(token >= 2 for _, status, token, _ in after if status == "succeeded"), after
     assert "scheduler.tick_failed" in fleet.log("scheduler")  # it saw the outage, and lived
+    # The scheduler's sweep re-sent them once their lease lapsed (their actor's retry came while
+    # it was still live), well before the 30-minute resend_after.
+    assert events(fleet.log("scheduler"), "scheduler.resent"), fleet.log("scheduler")[-3000:]
+    assert resumed_s < LEASE_S + 30, resumed_s
+    # One holder at a time: no run succeeded twice (a fenced-out holder commits nothing).
+    finished = Counter(
+        e["run"]
+        for e in events(fleet.log("worker"), "connector_run_finished")
+        if e["status"] == "succeeded"
+    )
+    assert [run for run, n in finished.items() if n > 1] == [], finished
+
+
+def events(log: str, name: str) -> list[dict[str, object]]:
+    """The JSON log lines of event ``name``."""
+    found = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    return [e for e in found if e.get("event") == name]

@@ -1,6 +1,8 @@
 """The scheduler on SQLite and PostgreSQL: due-ness by refresh class from stored times, skips with
 reasons, one fenced leader (two schedulers, two threads, two OS processes), a stale leader that
-commits nothing, and enqueues that are no-ops by constraint even when they race."""
+commits nothing, enqueues that are no-ops by constraint even when they race, a tick whose
+statement count does not grow with backfill campaigns, and runs whose lease lapsed re-sent at
+once."""
 
 from __future__ import annotations
 
@@ -17,15 +19,16 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Engine, delete, event, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from structlog.testing import capture_logs
 
-from rareindex.scheduler import LEASE_NAME, Scheduler
+from rareindex.logging import redact_processor
+from rareindex.scheduler import LEASE_NAME, Scheduler, TickResult
 from rareindex.storage import downgrade, make_engine, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.leases import Lease, acquire, current_lease, holds, release, renew
-from rareindex.storage.queue import DuePlan, due_connectors, enqueue_run
+from rareindex.storage.queue import DuePlan, due_connectors, enqueue_run, enqueue_runs
 from rareindex.storage.runs import LeaseLost
 from rareindex.storage.schema import connector_backfills, connector_runs, connectors
 from rareindex_connectors import ConnectorMeta
@@ -361,6 +364,136 @@ def test_running_backfill_campaigns_continue_after_incremental_crawls(db_engine:
     assert len(runs(db_engine, connector_id="done")) == 1  # a completed campaign is left alone
 
 
+def test_each_connector_continues_its_oldest_campaign_after_its_last_slice(
+    db_engine: Engine,
+) -> None:
+    """The campaign and its last slice are chosen per connector in one query: the oldest running
+    campaign, and the newest slice by creation (not by start or finish)."""
+    registry = seed(db_engine, *(stub(slug, "ARCHIVE") for slug in ("two", "retry", "wait")))
+    for slug in ("two", "retry", "wait"):
+        add_run(db_engine, slug, started_at=T0)  # incremental crawls done: not due for a week
+    day = timedelta(days=1)
+    campaigns = [
+        ("bkf_new", "two", "running", T0 - day),
+        ("bkf_old", "two", "running", T0 - 2 * day),  # older, though its id sorts after
+        ("bkf_paused", "retry", "paused", T0 - 3 * day),  # older, but paused: left alone
+        ("bkf_retry", "retry", "running", T0),
+        ("bkf_wait", "wait", "running", T0),
+    ]
+    keys = ("id", "connector_id", "status", "created_at")
+    with db_engine.begin() as conn:
+        conn.execute(
+            insert(connector_backfills), [dict(zip(keys, c, strict=True)) for c in campaigns]
+        )
+
+    def add_slice(slug: str, backfill_id: str, status: str, created: datetime) -> None:
+        add_run(
+            db_engine,
+            slug,
+            status=status,
+            mode="backfill",
+            backfill_id=backfill_id,
+            started_at=created,
+            finished_at=created + timedelta(minutes=1),
+            created_at=created,
+        )
+
+    # "retry": a slice failed recently, but a later one (created after it) succeeded.
+    add_slice("retry", "bkf_retry", "failed", T0 - timedelta(minutes=4))
+    add_slice("retry", "bkf_retry", "succeeded", T0 - timedelta(minutes=30))
+    with db_engine.begin() as conn:  # created last, started first: creation order decides
+        conn.execute(
+            update(connector_runs)
+            .where(connector_runs.c.status == "succeeded", connector_runs.c.mode == "backfill")
+            .values(created_at=T0 - timedelta(minutes=2))
+        )
+    # "wait": its last slice failed 4 minutes ago (an older one failed long ago).
+    add_slice("wait", "bkf_wait", "failed", T0 - timedelta(hours=3))
+    add_slice("wait", "bkf_wait", "failed", T0 - timedelta(minutes=4))
+    result = scheduler(db_engine, registry).tick(T0)
+    slices = {r.connector_id: r.backfill_id for r in runs(db_engine) if r.id in result.enqueued}
+    assert slices == {"two": "bkf_old", "retry": "bkf_retry"}
+    assert [(s.connector_id, s.reason) for s in result.skipped] == [("wait", "backfill_backoff")]
+
+
+def count_statements(db: Engine, tick: Any) -> tuple[int, TickResult]:
+    """The SQL statements ``tick()`` sends (``before_cursor_execute``), and its result."""
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        seen.append(statement)
+
+    event.listen(db, "before_cursor_execute", record)
+    try:
+        result = tick()
+    finally:
+        event.remove(db, "before_cursor_execute", record)
+    return len(seen), result
+
+
+def test_a_tick_sends_as_many_statements_for_30_campaigns_as_for_3(db_engine: Engine) -> None:
+    """Deciding reads every campaign's last slice in one query, and enqueueing inserts every due
+    run in one statement: the statements a tick sends do not grow with the campaigns (they once
+    grew by two per campaign: a query for its last slice, an INSERT for its next one)."""
+    slugs = [f"c{i:02d}" for i in range(30)]
+    registry = seed(db_engine, *(stub(slug, "ARCHIVE") for slug in slugs))
+    for slug in slugs:
+        add_run(db_engine, slug, started_at=T0)  # not due for an incremental crawl
+
+    def campaigns_for(chosen: list[str]) -> None:
+        with db_engine.begin() as conn:
+            conn.execute(
+                insert(connector_backfills),
+                [{"id": f"bkf_{slug}", "connector_id": slug} for slug in chosen],
+            )
+        for slug in chosen:  # a history: a slice that failed long ago, then one that succeeded
+            for status, ago in (("failed", timedelta(hours=2)), ("succeeded", timedelta(hours=1))):
+                add_run(
+                    db_engine,
+                    slug,
+                    status=status,
+                    mode="backfill",
+                    backfill_id=f"bkf_{slug}",
+                    started_at=T0 - ago,
+                    finished_at=T0 - ago,
+                    created_at=T0 - ago,
+                )
+
+    def forget(enqueued: list[str]) -> None:  # every tick sees the same campaigns wanting a slice
+        with db_engine.begin() as conn:
+            conn.execute(delete(connector_runs).where(connector_runs.c.id.in_(enqueued)))
+
+    sched = scheduler(db_engine, registry)
+    campaigns_for(slugs[:3])
+    forget(sched.tick(T0).enqueued)  # takes the lease: later ticks renew it
+    few, with_3 = count_statements(db_engine, lambda: sched.tick(T0 + timedelta(minutes=1)))
+    forget(with_3.enqueued)
+    campaigns_for(slugs[3:])
+    many, with_30 = count_statements(db_engine, lambda: sched.tick(T0 + timedelta(minutes=2)))
+    assert (len(with_3.enqueued), len(with_30.enqueued)) == (3, 30)
+    assert {r.mode for r in runs(db_engine, status="queued")} == {"backfill"}
+    assert many == few, f"{few} statements for 3 campaigns, {many} for 30"
+    assert few <= 10, few  # lease, decide (2 reads), fence, one INSERT, sweep: a bounded handful
+
+
+def test_enqueue_runs_inserts_what_is_free_in_one_statement(db_engine: Engine) -> None:
+    from rareindex.storage.queue import Due
+
+    seed(db_engine, stub("free"), stub("busy"), stub("other"))
+    with db_engine.begin() as conn:
+        busy = enqueue_run(conn, "busy", "incremental", now=T0)
+    due = [Due("free", "incremental"), Due("busy", "incremental"), Due("other", "incremental")]
+    with db_engine.begin() as conn:
+        statements, inserted = count_statements(db_engine, lambda: enqueue_runs(conn, due, now=T0))
+    assert statements == 1 and sorted(inserted) == ["free", "other"]
+    assert {r.connector_id: r.id for r in runs(db_engine, status="queued")} == {
+        "busy": busy,
+        **inserted,
+    }
+    with pytest.raises(ValueError, match="backfill_id"), db_engine.begin() as conn:
+        enqueue_runs(conn, [Due("free", "backfill")], now=T0)
+
+
 # --- one leader ---------------------------------------------------------------------------------
 
 
@@ -431,7 +564,7 @@ def test_a_leader_taken_over_between_decide_and_commit_enqueues_nothing(
         result = stale.tick(T0)
     assert (result.leader, result.lease_lost, result.enqueued, sent) == (False, True, [], [])
     assert runs(db_engine) == []
-    assert [e["token"] for e in logs if e["event"] == "scheduler.lease_lost"] == [1]
+    assert [e["fencing_token"] for e in logs if e["event"] == "scheduler.lease_lost"] == [1]
     # The stale instance's commit path is fenced the same way when called directly.
     with pytest.raises(LeaseLost):
         stale.commit(stale.decide(T0), Lease(LEASE_NAME, "a", 1, T0, T0 + LEASE), T0)
@@ -640,6 +773,63 @@ def test_lost_messages_are_resent_and_dead_runs_closed(db_engine: Engine) -> Non
     assert later.resent == []
     # The freed HOT connector gets a fresh run.
     assert [runs(db_engine, id=r)[0].connector_id for r in later.enqueued] == ["zombie"]
+
+
+def test_a_run_whose_lease_lapsed_is_resent_at_once_and_once_per_lapse(db_engine: Engine) -> None:
+    """A worker that lost the database cannot finish its run, and its actor's retry (seconds
+    later) meets the lease still live and gives up: the run is re-sent at the first tick after
+    its lease lapsed — not ``resend_after`` (30 min) after it was last handed out — and once per
+    lapse, so a live holder is never given a rival and a re-sent message is not sent every
+    tick. The taker's claim bumps the fencing token (``start_run``), fencing the old holder."""
+    registry = seed(db_engine, stub("cut", "ARCHIVE"))
+    lease = timedelta(minutes=5)
+    run_id = add_run(
+        db_engine,
+        "cut",
+        status="running",
+        started_at=T0 - timedelta(minutes=10),
+        queued_at=T0 - timedelta(minutes=10),
+        lease_token=1,
+        lease_expires_at=T0 + lease,
+    )
+    sent: list[str] = []
+    sched = scheduler(db_engine, registry, send=sent.append)
+    assert sched.tick(T0).resent == []  # live lease: its holder is at work
+    assert sched.tick(T0 + lease).resent == [run_id]  # lapsed: re-sent at once
+    assert sched.tick(T0 + lease + timedelta(minutes=1)).resent == []  # once per lapse
+    # Taken over (claim: token 2, a new lease) and lost again: re-sent again once it lapses.
+    retaken = T0 + lease + timedelta(minutes=2)
+    with db_engine.begin() as conn:
+        conn.execute(
+            update(connector_runs)
+            .where(connector_runs.c.id == run_id)
+            .values(lease_token=2, lease_expires_at=retaken + lease)
+        )
+    assert sched.tick(retaken + lease - timedelta(seconds=1)).resent == []
+    assert sched.tick(retaken + lease).resent == [run_id]
+    # Nobody claims it (the message was lost too): re-sent again every resend_after.
+    assert sched.tick(retaken + lease + timedelta(minutes=29)).resent == []
+    assert sched.tick(retaken + lease + timedelta(minutes=30)).resent == [run_id]
+    assert sent == [run_id, run_id, run_id]
+    (row,) = runs(db_engine, id=run_id)
+    assert (row.status, row.lease_token) == ("running", 2)  # the sweep never claims it itself
+
+
+def test_the_fencing_token_is_logged_and_secrets_are_still_redacted(db_engine: Engine) -> None:
+    registry = seed(db_engine, stub("hot"))
+    with capture_logs() as logs:
+        scheduler(db_engine, registry).tick(T0)
+    redact = redact_processor(["s3cr3t-value"])
+    rendered = [redact(None, "info", dict(e)) for e in logs]
+    acquired = [e for e in rendered if e["event"] == "scheduler.lease_acquired"]
+    ticks = [e for e in rendered if e["event"] == "scheduler.tick"]
+    assert [e["fencing_token"] for e in acquired + ticks] == [1, 1]
+    assert not any("token" in e for e in rendered)  # renamed everywhere
+    assert redact(None, "info", {"token": "t", "api_token": "t", "x": "s3cr3t-value"}) == {
+        "token": "[redacted]",
+        "api_token": "[redacted]",
+        "x": "[redacted]",
+    }
 
 
 def test_a_failing_send_leaves_the_run_queued_for_the_sweep(db_engine: Engine) -> None:

@@ -25,6 +25,9 @@ from .settings import Settings
 __all__ = ["configure_logging", "redact_processor"]
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|cookie)", re.I)
+_NOT_SECRET_KEYS = frozenset({"fencing_token"})
+"""Keys the pattern matches that name no secret, spelt out one by one: a lease's fencing token is
+a counter that operators need to see (which scheduler led, when leadership changed hands)."""
 _REDACTED = "[redacted]"
 
 
@@ -55,7 +58,7 @@ def redact_processor(secrets: Iterable[str]) -> structlog.types.Processor:
 
 
 def _is_secret_key(key: object) -> bool:
-    return isinstance(key, str) and bool(_SECRET_KEY.search(key))
+    return isinstance(key, str) and key not in _NOT_SECRET_KEYS and bool(_SECRET_KEY.search(key))
 
 
 def configure_logging(settings: Settings, *, stream: Any = None) -> None:

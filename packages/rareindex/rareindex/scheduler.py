@@ -39,7 +39,7 @@ from rareindex_connectors import Clock, ConnectorMeta, SystemClock
 
 from .storage import Engine
 from .storage.leases import Lease, acquire, holds, release, renew
-from .storage.queue import Due, DuePlan, Skip, due_connectors, enqueue_run, sweep_stale_runs
+from .storage.queue import Due, DuePlan, Skip, due_connectors, enqueue_runs, sweep_stale_runs
 from .storage.runs import LeaseLost
 
 __all__ = ["LEASE_NAME", "Declared", "Scheduler", "TickResult", "default_holder_id"]
@@ -157,7 +157,7 @@ class Scheduler:
             committed = self.commit(plan, lease, now, fence_at=commit_at)
         except LeaseLost as exc:
             self.lease = None
-            self._log.warning("scheduler.lease_lost", token=lease.token, error=str(exc))
+            self._log.warning("scheduler.lease_lost", fencing_token=lease.token, error=str(exc))
             return TickResult(
                 leader=False, token=lease.token, skipped=plan.skipped, lease_lost=True
             )
@@ -190,7 +190,7 @@ class Scheduler:
         self._log.info(
             "scheduler.tick",
             leader=True,
-            token=lease.token,
+            fencing_token=lease.token,
             enqueued=len(result.enqueued),
             resent=len(result.resent),
             skipped=len(result.skipped),
@@ -219,8 +219,9 @@ class Scheduler:
                     f"scheduler lease token {lease.token} of {lease.holder} is no longer live"
                 )
             committed = _Committed([], [], [], [])
+            inserted = enqueue_runs(conn, plan.due, now=now)  # one INSERT per 500 runs
             for due in plan.due:
-                run_id = enqueue_run(conn, due.connector_id, due.mode, due.backfill_id, now=now)
+                run_id = inserted.get(due.connector_id)
                 if run_id is None:
                     committed.raced.append(due)
                 else:
@@ -237,7 +238,7 @@ class Scheduler:
             return
         with self.db.begin() as conn:
             release(conn, self.lease, now=self.now())
-        self._log.info("scheduler.released", token=self.lease.token)
+        self._log.info("scheduler.released", fencing_token=self.lease.token)
         self.lease = None
 
     def run_forever(self, stop_event: threading.Event, interval_s: float = 60.0) -> None:
@@ -269,11 +270,11 @@ class Scheduler:
                 if renewed is not None:
                     self.lease = renewed
                     return renewed
-                self._log.warning("scheduler.lease_lost", token=self.lease.token)
+                self._log.warning("scheduler.lease_lost", fencing_token=self.lease.token)
                 self.lease = None
             self.lease = acquire(conn, LEASE_NAME, self.holder_id, now=now, ttl=self.lease_ttl)
         if self.lease is not None:
-            self._log.info("scheduler.lease_acquired", token=self.lease.token)
+            self._log.info("scheduler.lease_acquired", fencing_token=self.lease.token)
         return self.lease
 
     def _send(self, run_id: str, *, resent: bool) -> None:

@@ -8,23 +8,27 @@ carries only its id. Durable state is here, so a lost message is found again by
 At most one run per connector is ``queued`` or ``running``: the partial unique index
 ``ux_connector_runs_active`` enforces it, so :func:`enqueue_run` is a no-op by constraint —
 ``INSERT … ON CONFLICT DO NOTHING … RETURNING`` — even when two transactions race, not merely by a
-prior SELECT.
+prior SELECT. :func:`enqueue_runs` does the same for a whole plan in one statement.
+
+The statements a scheduler tick sends here do not grow with the backfill campaigns: one query for
+the connectors and one for the campaigns (:func:`due_connectors`), one ``INSERT`` per 500 due
+runs, one query for the sweep (and an ``UPDATE`` per lost run it finds).
 
 Example:
     >>> with engine.begin() as conn:                                             # doctest: +SKIP
     ...     plan = due_connectors(conn, now, {c.meta.id: c.meta for c in registry})
-    ...     run_ids = [enqueue_run(conn, d.connector_id, d.mode, d.backfill_id) for d in plan.due]
+    ...     run_ids = enqueue_runs(conn, plan.due, now=now)  # connector id -> run id
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Connection, exists, func, or_, select, update
+from sqlalchemy import Connection, and_, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from rareindex_connectors import ConnectorMeta, refresh_interval
@@ -41,6 +45,7 @@ __all__ = [
     "Sweep",
     "due_connectors",
     "enqueue_run",
+    "enqueue_runs",
     "sweep_stale_runs",
 ]
 
@@ -97,29 +102,63 @@ def enqueue_run(
 ) -> str | None:
     """Insert a ``queued`` run and return its id — or None, writing nothing, when the connector
     already has a queued or running run (refused by the unique index, race-free)."""
-    if mode not in ("incremental", "backfill"):
-        raise ValueError(f"unknown run mode {mode!r}; known: backfill, incremental")
-    if (mode == "backfill") != (backfill_id is not None):
-        raise ValueError("a backfill run needs its backfill_id, and only a backfill run has one")
+    inserted = _insert_queued(conn, [(connector_id, mode, backfill_id)], now or datetime.now(UTC))
+    return inserted.get(connector_id)
+
+
+ENQUEUE_CHUNK = 500
+"""Rows per ``INSERT`` of :func:`enqueue_runs` (7 bound parameters each: far below SQLite's
+32,766 and PostgreSQL's 65,535)."""
+
+
+def enqueue_runs(conn: Connection, due: Sequence[Due], *, now: datetime) -> dict[str, str]:
+    """:func:`enqueue_run` for many connectors in one statement per :data:`ENQUEUE_CHUNK` rows:
+    connector id → new run id for those inserted. A connector left out already had a queued or
+    running run (refused by the unique index, as for one)."""
+    inserted: dict[str, str] = {}
+    rows = [(d.connector_id, d.mode, d.backfill_id) for d in due]
+    for start in range(0, len(rows), ENQUEUE_CHUNK):
+        inserted |= _insert_queued(conn, rows[start : start + ENQUEUE_CHUNK], now)
+    return inserted
+
+
+def _insert_queued(
+    conn: Connection, runs: Sequence[tuple[str, str, str | None]], now: datetime
+) -> dict[str, str]:
+    """``INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING RETURNING``: one statement."""
+    for _, mode, backfill_id in runs:
+        if mode not in ("incremental", "backfill"):
+            raise ValueError(f"unknown run mode {mode!r}; known: backfill, incremental")
+        if (mode == "backfill") != (backfill_id is not None):
+            raise ValueError(
+                "a backfill run needs its backfill_id, and only a backfill run has one"
+            )
+    if not runs:
+        return {}
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     statement = (
         dialect.insert(connector_runs)
         .values(
-            id=new_id("run"),
-            connector_id=connector_id,
-            mode=mode,
-            backfill_id=backfill_id,
-            status="queued",
-            lease_token=0,
-            queued_at=now or datetime.now(UTC),
+            [
+                {
+                    "id": new_id("run"),
+                    "connector_id": connector_id,
+                    "mode": mode,
+                    "backfill_id": backfill_id,
+                    "status": "queued",
+                    "lease_token": 0,
+                    "queued_at": now,
+                }
+                for connector_id, mode, backfill_id in runs
+            ]
         )
         .on_conflict_do_nothing(
             index_elements=[connector_runs.c.connector_id],
             index_where=ACTIVE_RUN_PREDICATE,
         )
-        .returning(connector_runs.c.id)
+        .returning(connector_runs.c.connector_id, connector_runs.c.id)
     )
-    return conn.execute(statement).scalar_one_or_none()
+    return {row.connector_id: row.id for row in conn.execute(statement)}
 
 
 def _missing_env(meta: ConnectorMeta, env: Mapping[str, str]) -> list[str]:
@@ -204,27 +243,58 @@ def _next_backfills(
     conn: Connection, now: datetime, retry_after: timedelta
 ) -> dict[str, tuple[str, datetime | None]]:
     """Per connector, its oldest running campaign and, when its last slice failed within
-    ``retry_after``, when that was."""
-    campaigns = conn.execute(
-        select(connector_backfills.c.id, connector_backfills.c.connector_id)
-        .where(connector_backfills.c.status == "running")
-        .order_by(connector_backfills.c.created_at, connector_backfills.c.id)
+    ``retry_after``, when that was.
+
+    One statement, whatever the number of campaigns: the oldest running campaign per connector
+    (``row_number()``), its last slice's id by a correlated ``LIMIT 1`` on the
+    ``connector_runs(backfill_id, created_at)`` index, then that slice's row by primary key.
+    """
+    campaigns = connector_backfills.c
+    ranked = (
+        select(
+            campaigns.id,
+            campaigns.connector_id,
+            func.row_number()
+            .over(
+                partition_by=campaigns.connector_id,
+                order_by=(campaigns.created_at, campaigns.id),
+            )
+            .label("rank"),
+        )
+        .where(campaigns.status == "running")
+        .subquery("ranked")
+    )
+    slices = connector_runs.alias("slice")
+    last_slice_id = (
+        select(slices.c.id)
+        .where(slices.c.backfill_id == ranked.c.id)
+        .order_by(slices.c.created_at.desc(), slices.c.id.desc())
+        .limit(1)
+        .correlate(ranked)
+        .scalar_subquery()
+    )
+    chosen = (
+        select(ranked.c.id, ranked.c.connector_id, last_slice_id.label("last_slice_id"))
+        .where(ranked.c.rank == 1)
+        .subquery("chosen")
+    )
+    rows = conn.execute(
+        select(
+            chosen.c.id,
+            chosen.c.connector_id,
+            connector_runs.c.status,
+            connector_runs.c.finished_at,
+        ).select_from(
+            chosen.outerjoin(connector_runs, connector_runs.c.id == chosen.c.last_slice_id)
+        )
     ).all()
-    chosen: dict[str, tuple[str, datetime | None]] = {}
-    for campaign in campaigns:
-        if campaign.connector_id in chosen:
-            continue
-        last = conn.execute(
-            select(connector_runs.c.status, connector_runs.c.finished_at)
-            .where(connector_runs.c.backfill_id == campaign.id)
-            .order_by(connector_runs.c.created_at.desc(), connector_runs.c.id.desc())
-            .limit(1)
-        ).first()
-        failed_at = last.finished_at if last is not None and last.status == "failed" else None
+    chosen_campaigns: dict[str, tuple[str, datetime | None]] = {}
+    for row in rows:
+        failed_at = row.finished_at if row.status == "failed" else None
         if failed_at is not None and now - failed_at >= retry_after:
             failed_at = None
-        chosen[campaign.connector_id] = (campaign.id, failed_at)
-    return chosen
+        chosen_campaigns[row.connector_id] = (row.id, failed_at)
+    return chosen_campaigns
 
 
 def sweep_stale_runs(
@@ -234,26 +304,36 @@ def sweep_stale_runs(
 
     * ``queued`` runs handed to the broker ``resend_after`` ago or more are re-sent;
     * ``running`` runs whose lease expired are re-sent for another worker to take over from the
-      committed cursor — unless they were claimed ``max_claims`` times already (a run that kills
-      its worker): those are closed as ``failed/crashed`` and their token bumped, so a worker
-      still holding the old one commits nothing.
+      committed cursor — at once, the first time after each expiry (not handed out since the
+      lease ran out), then every ``resend_after`` — unless they were claimed ``max_claims`` times
+      already (a run that kills its worker): those are closed as ``failed/crashed`` and their
+      token bumped, so a worker still holding the old one commits nothing.
+
+    A lapsed lease means the holder stopped committing (it died, or lost the database): its
+    crawl actor's retry, a few seconds after the failure, met the lease still live and gave up,
+    so waiting ``resend_after`` on top of the lease would leave the connector occupied for half
+    an hour. Taking over is safe whenever the lease lapsed: the claim (``start_run``) bumps the
+    fencing token, so a holder that comes back cannot commit.
 
     ``queued_at`` of a re-sent run becomes ``now``: it records when the run was last handed out.
     """
+    runs = connector_runs.c
     cutoff = now - resend_after
-    not_sent_lately = or_(
-        connector_runs.c.queued_at.is_(None), connector_runs.c.queued_at <= cutoff
-    )
+    not_sent_lately = or_(runs.queued_at.is_(None), runs.queued_at <= cutoff)
+    not_sent_since_lapse = or_(runs.queued_at.is_(None), runs.queued_at < runs.lease_expires_at)
     stale = conn.execute(
-        select(connector_runs.c.id, connector_runs.c.status, connector_runs.c.lease_token)
+        select(runs.id, runs.status, runs.lease_token)
         .where(
-            not_sent_lately,
             or_(
-                connector_runs.c.status == "queued",
-                (connector_runs.c.status == "running") & (connector_runs.c.lease_expires_at <= now),
-            ),
+                and_(runs.status == "queued", not_sent_lately),
+                and_(
+                    runs.status == "running",
+                    runs.lease_expires_at <= now,
+                    or_(not_sent_lately, not_sent_since_lapse),
+                ),
+            )
         )
-        .order_by(connector_runs.c.queued_at, connector_runs.c.id)
+        .order_by(runs.queued_at, runs.id)
     ).all()
     sweep = Sweep()
     for run in stale:

@@ -93,6 +93,8 @@ connector_runs = Table(
     ),
     Index(None, "connector_id", "created_at"),
     Index(None, "status"),
+    # A campaign's last slice, for the scheduler (storage/queue.py ``_next_backfills``).
+    Index(None, "backfill_id", "created_at"),
 )
 
 connector_backfills = Table(
