@@ -205,3 +205,64 @@ def test_a_live_run_is_not_claimable_and_a_direct_crawl_waits_its_turn(
     with pytest.raises(RunBusy, match="already has a crawl queued or running"):
         start_run(any_engine, connector_id="paged-shop", mode="incremental")
     assert store is not None
+
+
+class SlowShop(PagedShop):
+    """Yields one record per page, then waits ``pause`` seconds before the next page, as a crawl
+    does behind a slow host or a long ``Retry-After``; ``between`` runs during each wait."""
+
+    def __init__(self, pause: float, between: Any) -> None:
+        super().__init__("http://unused:1")
+        self.pause, self.between = pause, between
+
+    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
+        page = (ctx.cursor or {}).get("next_page", 1)
+        while page <= 3:
+            yield RawRecordInput(external_id=str(page), url="http://x/", payload={"page": page})
+            page += 1
+            ctx.set_cursor({"next_page": page})
+            await asyncio.sleep(self.pause)
+            self.between()
+
+
+def test_a_run_slower_than_its_lease_between_commits_keeps_its_lease(
+    any_engine: Engine, tmp_path: Path
+) -> None:
+    """A 1 s lease, 2.5 s between commits: the crawler's heartbeat renews the lease, so nobody
+    can take a live run over (without it, the lease lapses and a takeover succeeds)."""
+    takeovers: list[str] = []
+
+    def try_take_over() -> None:
+        with any_engine.connect() as conn:
+            run_id = conn.execute(select(connector_runs.c.id)).scalar_one()
+        try:
+            start_run(any_engine, connector_id="paged-shop", mode="incremental", run_id=run_id)
+            takeovers.append(run_id)
+        except RunNotClaimable:
+            pass
+
+    connector = SlowShop(2.5, try_take_over)
+    store = _setup(any_engine, tmp_path, connector)
+    summary = _run(connector, any_engine, store, lease_seconds=1.0)
+    assert takeovers == []
+    assert (summary.status, summary.records) == ("succeeded", 3)
+
+
+def test_a_run_taken_over_stops_at_its_next_record_and_commits_nothing_more(
+    any_engine: Engine, tmp_path: Path
+) -> None:
+    """The run is taken over (its token bumped) while the crawl waits: it stops as lease_lost
+    and commits nothing more."""
+
+    def bump_token() -> None:
+        with any_engine.begin() as conn:
+            bumped = connector_runs.c.lease_token + 1
+            conn.execute(update(connector_runs).values(lease_token=bumped))
+
+    connector = SlowShop(1.0, bump_token)
+    store = _setup(any_engine, tmp_path, connector)
+    summary = _run(connector, any_engine, store, lease_seconds=0.9)
+    assert (summary.status, summary.failure_reason) == ("failed", "lease_lost")
+    # Page 1's record was still waiting for its cursor: the stale holder commits nothing, and the
+    # new holder re-fetches it.
+    assert _raw_ids(any_engine) == []

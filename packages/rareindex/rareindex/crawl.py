@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,10 +60,12 @@ from .storage import BlobStore, Engine, RawRecordStore
 from .storage.backfills import load_backfill, record_slice
 from .storage.runs import (
     LeaseLost,
+    RunHandle,
     RunNotClaimable,
     commit_batch,
     finish_run,
     load_run,
+    renew_lease,
     start_run,
 )
 
@@ -161,6 +164,24 @@ def _budgeted_fetch(router: Router, engines: Sequence[EngineName], budget: UrlBu
     return fetch
 
 
+async def _keep_lease(
+    db: Engine, run: RunHandle, lease_seconds: float, lost: list[LeaseLost]
+) -> None:
+    """Renew the run's lease every third of its length while the crawl waits between commits
+    (a slow host, a long ``Retry-After``): a live run is never taken over for being slow. A
+    renewal that finds the run taken over is put in ``lost`` and the crawl stops at its next
+    record; one that fails otherwise (the database away) is tried again next period."""
+    while True:
+        await asyncio.sleep(lease_seconds / 3)
+        try:
+            renew_lease(db, run)
+        except LeaseLost as exc:
+            lost.append(exc)
+            return
+        except Exception as exc:  # the database is away: the next commit will say so
+            log.warning("crawl.lease_renewal_failed", run=run.id, error=str(exc)[:300])
+
+
 async def run_connector(
     connector: Connector,
     *,
@@ -257,9 +278,13 @@ async def run_connector(
             on_progress(summary, None)
 
     outcome, status, reason, error = "complete", "succeeded", None, None
+    lease_lost: list[LeaseLost] = []
+    heartbeat = asyncio.create_task(_keep_lease(db, run, lease_seconds, lease_lost))
     crawl = connector.crawl(ctx)
     try:
         async for record in crawl:
+            if lease_lost:  # another worker took the run over: stop, commit nothing more
+                raise lease_lost[0]
             if ctx.cursor != committed_cursor:
                 flush(ctx.cursor)  # everything before this record is covered by the cursor
                 if max_pages is not None and pages_fetched() > max_pages:
@@ -285,6 +310,7 @@ async def run_connector(
         except LeaseLost:
             reason = "lease_lost"
     finally:
+        heartbeat.cancel()
         close = getattr(crawl, "aclose", None)
         if close is not None:
             await close()

@@ -40,6 +40,7 @@ __all__ = [
     "connector_cursor",
     "finish_run",
     "load_run",
+    "renew_lease",
     "start_run",
 ]
 
@@ -215,6 +216,14 @@ def _fence(conn: Any, run: RunHandle, *, release: bool = False, **values: Any) -
     ).first()
     if held is None:
         raise LeaseLost(f"run {run.id} lost its lease (token {run.lease_token}); stopping")
+
+
+def renew_lease(engine: Engine, run: RunHandle) -> None:
+    """Extend the run's lease by its length, fenced: the crawler's heartbeat between commits
+    (a slow host, a long ``Retry-After``). Raises :class:`LeaseLost` when another worker took
+    the run over."""
+    with engine.begin() as conn:
+        _fence(conn, run)
 
 
 def add_costs(conn: Any, connector_id: str, entries: Iterable[CostEntry]) -> None:
