@@ -2,7 +2,9 @@
 
 Per batch (one transaction): ``catalog_item`` records first become assets; then every other
 pending record is resolved by :class:`~rareindex.resolution.Resolver` (identifiers, canonical key,
-fuzzy inside blocks) and written out:
+fuzzy inside blocks) and written out — set-based: the rows of the whole batch are collected in
+record order and each table gets a fixed handful of multi-row upserts, which leave it as writing
+the records one by one would:
 
 =====================  ======================================================================
 ``sale``               ``sales`` + a ``sale`` price observation
@@ -29,6 +31,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -54,16 +57,20 @@ from .storage.catalog_store import asset_ids_by_key, catalog_version, import_cat
 from .storage.normalized_store import pending_normalized, set_decisions
 from .storage.observation_store import (
     connector_sources,
+    listing_id,
+    observation_row,
+    sale_row,
     set_anomalies,
-    upsert_variant,
+    upsert_variants,
     variant_prices,
-    write_auction_lot,
+    variant_row,
+    write_auction_lots,
     write_images,
-    write_listing,
+    write_listings,
     write_news,
     write_population,
-    write_price_observation,
-    write_sale,
+    write_price_observations,
+    write_sales,
 )
 
 __all__ = ["ResolveSummary", "resolve_pending"]
@@ -169,6 +176,8 @@ def _resolve_batch(
     now = datetime.now(UTC)
     decisions = []
     touched: set[str] = set()
+    variants: dict[str, dict[str, Any]] = {}
+    planned: list[tuple[Any, _Context]] = []
     for row in rows:
         record = parse_normalized(row["record"])
         flags = tuple(row["anomaly_flags"] or ())
@@ -185,13 +194,12 @@ def _resolve_batch(
                 grading = getattr(record, "grading", None) or decision.grading
                 if asset_id and not isinstance(record, PopulationReport):
                     grading_doc = grading.model_dump() if grading else None
-                    variant_id = upsert_variant(
-                        conn, asset_id, variant_key(decision.asset_key, grading), grading_doc
+                    variant = variant_row(
+                        asset_id, variant_key(decision.asset_key, grading), grading_doc
                     )
-        context = _Context(row, source_id, asset_id, variant_id, flags)
-        observed = _write(conn, record, context)
-        if observed and variant_id:
-            touched.add(variant_id)
+                    variants.setdefault(variant["variant_key"], variant)
+                    variant_id = variant["id"]
+        planned.append((record, _Context(row, source_id, asset_id, variant_id, flags)))
         matched = decision is None or decision.matched
         summary.resolved += 1
         if matched:
@@ -213,8 +221,44 @@ def _resolve_batch(
                 "resolved_at": now,
             }
         )
+    # Foreign keys fix the order: variants, then lots (read back: their sales depend on the
+    # merged lot), then the observations.
+    upsert_variants(conn, list(variants.values()))
+    lots = [
+        (i, record, ctx)
+        for i, (record, ctx) in enumerate(planned)
+        if isinstance(record, AuctionLot)
+    ]
+    stored = write_auction_lots(conn, [_lot_rows(record, ctx) for _, record, ctx in lots])
+    stored_lots = {i: lot for (i, _, _), lot in zip(lots, stored, strict=True)}
+    writes = _Writes()
+    for i, (record, ctx) in enumerate(planned):
+        observed = _write(writes, record, ctx, stored_lots.get(i))
+        if observed and ctx.variant_id:
+            touched.add(ctx.variant_id)
+    writes.flush(conn)
     set_decisions(conn, decisions)
     summary.anomalies += _flag_anomalies(conn, touched)
+
+
+@dataclass(slots=True)
+class _Writes:
+    """The rows of one batch, per table, in record order; :meth:`flush` sends them."""
+
+    sales: list[tuple[dict[str, Any], bool]] = field(default_factory=list)
+    listings: list[tuple[dict[str, Any], datetime]] = field(default_factory=list)
+    images: list[tuple[str, str, Sequence[str]]] = field(default_factory=list)
+    observations: list[dict[str, Any]] = field(default_factory=list)
+    population: list[dict[str, Any]] = field(default_factory=list)
+    news: list[dict[str, Any]] = field(default_factory=list)
+
+    def flush(self, conn: Any) -> None:
+        write_listings(conn, self.listings)
+        write_sales(conn, self.sales)
+        write_images(conn, self.images)
+        write_price_observations(conn, self.observations)
+        write_population(conn, self.population)
+        write_news(conn, self.news)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,12 +288,11 @@ class _Context:
         return self.row["fetched_at"]  # type: ignore[no-any-return]
 
 
-def _write(conn: Any, record: Any, ctx: _Context) -> bool:
-    """Write the observation rows of one record; True when a price observation was written."""
+def _write(writes: _Writes, record: Any, ctx: _Context, stored_lot: dict[str, Any] | None) -> bool:
+    """Plan the observation rows of one record; True when a price observation is written."""
     if isinstance(record, Sale):
         flags = sorted({*record.flags, *ctx.flags})
-        sale_id = write_sale(
-            conn,
+        sale = sale_row(
             {
                 **ctx.subject,
                 "sale_date": record.sold_at,
@@ -265,39 +308,39 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
                 "buyer_premium": record.buyer_premium.amount if record.buyer_premium else None,
                 "is_lot": record.is_lot or "lot" in flags,
                 "flags": flags or None,
-            },
+            }
         )
-        write_images(conn, "sale", sale_id, record.image_urls)
+        writes.sales.append((sale, False))
+        writes.images.append(("sale", sale["id"], record.image_urls))
         return _observe(
-            conn,
+            writes,
             ctx,
             record.external_id,
             "sale",
             record.sold_at,
             record.price.amount,
             record.price.currency,
-            sale_id,
+            sale["id"],
         )
     if isinstance(record, Listing):
-        listing_id = write_listing(
-            conn,
-            {
-                **ctx.subject,
-                "external_id": record.external_id,
-                "title": record.title,
-                "url": record.url,
-                "price": record.price.amount,
-                "currency": record.price.currency,
-                "available": record.available,
-                "quantity": record.quantity,
-            },
-            ctx.fetched_at,
+        row = {
+            **ctx.subject,
+            "external_id": record.external_id,
+            "title": record.title,
+            "url": record.url,
+            "price": record.price.amount,
+            "currency": record.price.currency,
+            "available": record.available,
+            "quantity": record.quantity,
+        }
+        writes.listings.append((row, ctx.fetched_at))
+        writes.images.append(
+            ("listing", listing_id(ctx.source_id, record.external_id), record.image_urls)
         )
-        write_images(conn, "listing", listing_id, record.image_urls)
         if not record.available:
             return False
         return _observe(
-            conn,
+            writes,
             ctx,
             record.external_id,
             "ask",
@@ -306,10 +349,11 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
             record.price.currency,
         )
     if isinstance(record, AuctionLot):
-        return _write_lot(conn, record, ctx)
+        assert stored_lot is not None  # written (and read back) before the other rows
+        return _write_lot(writes, record, ctx, stored_lot)
     if isinstance(record, PriceObservation):
         return _observe(
-            conn,
+            writes,
             ctx,
             record.external_id,
             "guide",
@@ -318,8 +362,7 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
             record.price.currency,
         )
     if isinstance(record, PopulationReport):
-        write_population(
-            conn,
+        writes.population.append(
             {
                 "grader": record.grader,
                 "spec_id": record.external_id,
@@ -329,12 +372,11 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
                 "counts": record.counts,
                 "total": record.total,
                 "as_of": record.as_of,
-            },
+            }
         )
         return False
     if isinstance(record, NewsItem):
-        write_news(
-            conn,
+        writes.news.append(
             {
                 "source_id": ctx.source_id,
                 "external_id": record.external_id,
@@ -343,12 +385,13 @@ def _write(conn: Any, record: Any, ctx: _Context) -> bool:
                 "published_at": record.published_at,
                 "summary": record.summary,
                 "author": record.author,
-            },
+            }
         )
     return False
 
 
-def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
+def _lot_rows(record: AuctionLot, ctx: _Context) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``auctions`` and ``auction_lots`` rows of a lot record."""
     currency = next(
         (
             m.currency
@@ -360,32 +403,33 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
     hammer = record.hammer_price.amount if record.hammer_price else None
     realised = record.price_realised.amount if record.price_realised else None
     premium = realised - hammer if realised is not None and hammer is not None else None
-    stored = write_auction_lot(
-        conn,
-        {
-            "source_id": ctx.source_id,
-            "external_id": record.auction_id,
-            "title": record.auction_title,
-            "ends_at": record.closes_at,
-            "currency": currency,
-        },
-        {
-            **ctx.subject,
-            "lot_number": record.lot_number,
-            "external_id": record.external_id,
-            "title": record.title,
-            "status": record.status,
-            "currency": currency,
-            "hammer_price": hammer,
-            "buyer_premium_rate": record.buyer_premium_rate,
-            "buyer_premium": premium,
-            "price_realised": realised,
-            "estimate_low": record.estimate_low.amount if record.estimate_low else None,
-            "estimate_high": record.estimate_high.amount if record.estimate_high else None,
-            "closes_at": record.closes_at,
-        },
-    )
-    write_images(conn, "auction_lot", stored["id"], record.image_urls)
+    auction = {
+        "source_id": ctx.source_id,
+        "external_id": record.auction_id,
+        "title": record.auction_title,
+        "ends_at": record.closes_at,
+        "currency": currency,
+    }
+    lot = {
+        **ctx.subject,
+        "lot_number": record.lot_number,
+        "external_id": record.external_id,
+        "title": record.title,
+        "status": record.status,
+        "currency": currency,
+        "hammer_price": hammer,
+        "buyer_premium_rate": record.buyer_premium_rate,
+        "buyer_premium": premium,
+        "price_realised": realised,
+        "estimate_low": record.estimate_low.amount if record.estimate_low else None,
+        "estimate_high": record.estimate_high.amount if record.estimate_high else None,
+        "closes_at": record.closes_at,
+    }
+    return auction, lot
+
+
+def _write_lot(writes: _Writes, record: AuctionLot, ctx: _Context, stored: dict[str, Any]) -> bool:
+    writes.images.append(("auction_lot", stored["id"], record.image_urls))
     realised, hammer, currency = (
         stored["price_realised"],
         stored["hammer_price"],
@@ -405,8 +449,7 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
         stored["variant_id"],
         ctx.flags,
     )
-    sale_id = write_sale(
-        conn,
+    sale = sale_row(
         {
             **merged.subject,
             "sale_date": sold_at,
@@ -422,14 +465,16 @@ def _write_lot(conn: Any, record: AuctionLot, ctx: _Context) -> bool:
             "buyer_premium": premium,
             "is_lot": "lot" in ctx.flags,
             "flags": sorted(ctx.flags) or None,
-        },
-        merge=True,
+        }
     )
-    return _observe(conn, merged, record.external_id, "realised", sold_at, price, currency, sale_id)
+    writes.sales.append((sale, True))
+    return _observe(
+        writes, merged, record.external_id, "realised", sold_at, price, currency, sale["id"]
+    )
 
 
 def _observe(
-    conn: Any,
+    writes: _Writes,
     ctx: _Context,
     item_id: str,
     kind: str,
@@ -440,36 +485,42 @@ def _observe(
 ) -> bool:
     if not ctx.indexable:
         return False
-    write_price_observation(
-        conn,
-        {
-            **ctx.subject,
-            "observation_date": when,
-            "source_item_id": item_id,
-            "kind": kind,
-            "price": price,
-            "currency": currency,
-            "sale_id": sale_id,
-            "flags": sorted(ctx.flags) or None,
-        },
+    writes.observations.append(
+        observation_row(
+            {
+                **ctx.subject,
+                "observation_date": when,
+                "source_item_id": item_id,
+                "kind": kind,
+                "price": price,
+                "currency": currency,
+                "sale_id": sale_id,
+                "flags": sorted(ctx.flags) or None,
+            }
+        )
     )
     return True
 
 
 def _flag_anomalies(conn: Any, variant_ids: set[str]) -> int:
-    """Recompute the anomaly flags of the sale series of ``variant_ids``, per currency."""
+    """Recompute the anomaly flags of the sale series of ``variant_ids``, per currency; only
+    the observations whose flag changed are written."""
     if not variant_ids:
         return 0
     series: dict[tuple[str, str], list[tuple[str, Decimal]]] = defaultdict(list)
-    for obs_id, variant_id, currency, price in variant_prices(conn, variant_ids):
+    current: dict[str, str | None] = {}
+    for obs_id, variant_id, currency, price, reason in variant_prices(conn, variant_ids):
         series[variant_id, currency].append((obs_id, price))
-    reasons: dict[str, str | None] = {}
+        current[obs_id] = reason
+    changed: dict[str, str | None] = {}
     flagged = 0
     for prices in series.values():
         flags = flag_price_anomalies(prices)
         for obs_id, _ in prices:
             flag = flags.get(obs_id)
-            reasons[obs_id] = flag.reason if flag else None
+            reason = flag.reason if flag else None
+            if reason != current[obs_id]:
+                changed[obs_id] = reason
             flagged += flag is not None
-    set_anomalies(conn, reasons)
+    set_anomalies(conn, changed)
     return flagged

@@ -35,9 +35,9 @@ from rareindex_connectors import ParseError, RawRecord, parse_normalized
 
 from .quality import DriftSignal, count_fields, detect_drift, rule_flags
 from .registry import Registry
-from .storage import Engine, RawRecordStore
+from .storage import Engine
 from .storage.blobs import BlobStore
-from .storage.field_stats import add_field_stats, load_field_history
+from .storage.field_stats import add_field_stats_many, load_field_histories
 from .storage.normalized_store import (
     NormalizedRow,
     discard_missing_connector_rows,
@@ -45,6 +45,7 @@ from .storage.normalized_store import (
     normalized_raw_ids,
     normalized_row_id,
 )
+from .storage.raw_reader import load_raw_records
 
 __all__ = ["NORMALIZE_FAILURES", "NormalizeSummary", "normalize_raw"]
 
@@ -100,19 +101,20 @@ def _versions(registry: Registry) -> dict[str, str]:
 def _normalize_batch(
     engine: Engine, registry: Registry, raw_ids: Sequence[str], blobs: BlobStore
 ) -> NormalizeSummary:
+    """One transaction, set-based: a fixed handful of statements whatever the batch size (which
+    raw records are done, load the rest, insert the rows, count fields, read drift history)."""
     summary = NormalizeSummary()
-    store = RawRecordStore(blobs)
     versions = _versions(registry)
     rows: list[NormalizedRow] = []
     presence: dict[tuple[str, date], list[Any]] = defaultdict(list)
     raw_ids = list(dict.fromkeys(raw_ids))  # an id given twice is normalized (and counted) once
     with engine.begin() as conn:
         done = normalized_raw_ids(conn, raw_ids, versions)
-        for raw_id in raw_ids:
-            if raw_id in done:
-                summary.skipped += 1
-                continue
-            raw = store.get(conn, raw_id)
+        summary.skipped = sum(1 for raw_id in raw_ids if raw_id in done)
+        todo = [raw_id for raw_id in raw_ids if raw_id not in done]
+        raws = load_raw_records(conn, blobs, todo)
+        for raw_id in todo:
+            raw = raws[raw_id]
             summary.raw += 1
             records, failure = _run_normalize(registry, raw)
             # A missing connector has no parser version: its failure row must not count as
@@ -149,27 +151,30 @@ def _normalize_batch(
         discard_missing_connector_rows(
             conn, [r["raw_id"] for r in rows if r["status"] == "pending"]
         )
+        # Only what this transaction inserted is counted: a raw record normalized concurrently
+        # by another worker (or given twice) adds to the counters once.
         counted = {
-            key: [record for row_id, record in pairs if row_id in inserted]
+            key: count_fields(found)
             for key, pairs in presence.items()
+            if (found := [record for row_id, record in pairs if row_id in inserted])
         }
-        for (connector_id, day), records in counted.items():
-            if not records:
-                continue
-            add_field_stats(conn, connector_id, day, count_fields(records))
-        for connector_id, day in {(c, d) for (c, d), found in counted.items() if found}:
-            for signal in detect_drift(
-                load_field_history(conn, connector_id, day - DRIFT_WINDOW), day
-            ):
-                summary.drift.append((connector_id, signal))
-                log.warning(
-                    "schema.drift_detected",
-                    connector=connector_id,
-                    record_kind=signal.record_kind,
-                    field=signal.field,
-                    baseline_ratio=round(signal.baseline_ratio, 3),
-                    today_ratio=round(signal.today_ratio, 3),
-                )
+        add_field_stats_many(conn, counted)
+        if counted:
+            histories = load_field_histories(
+                conn, {c for c, _ in counted}, min(d for _, d in counted) - DRIFT_WINDOW
+            )
+            for connector_id, day in sorted(counted):
+                # Days before this day's window are ignored by detect_drift.
+                for signal in detect_drift(histories[connector_id], day):
+                    summary.drift.append((connector_id, signal))
+                    log.warning(
+                        "schema.drift_detected",
+                        connector=connector_id,
+                        record_kind=signal.record_kind,
+                        field=signal.field,
+                        baseline_ratio=round(signal.baseline_ratio, 3),
+                        today_ratio=round(signal.today_ratio, 3),
+                    )
     if summary.raw:
         log.info(
             "normalize.completed",

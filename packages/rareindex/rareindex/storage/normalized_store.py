@@ -71,7 +71,10 @@ def insert_normalized(conn: Connection, rows: Sequence[NormalizedRow]) -> set[st
         .on_conflict_do_nothing(index_elements=["raw_id", "parser_version", "ordinal"])
         .returning(normalized_records.c.id)
     )
-    result = conn.execute(statement, list(rows))
+    # In key order: two workers inserting the same raw records wait on each other in one order,
+    # never crosswise (a deadlock).
+    ordered = sorted(rows, key=lambda r: (r["raw_id"], r["parser_version"], r["ordinal"]))
+    result = conn.execute(statement, ordered)
     return set(result.scalars().all())
 
 
@@ -135,7 +138,18 @@ def set_decisions(conn: Connection, decisions: Sequence[dict[str, Any]]) -> None
             resolved_at=bindparam("resolved_at"),
         )
     )
-    conn.execute(statement, [{**d, "nid": d["id"]} for d in decisions])
+    # One executemany, in id order (row locks in one order: concurrent resolvers cannot deadlock).
+    columns = (
+        "status", "match_method", "match_confidence", "reject_reason", "asset_id", "variant_id",
+        "anomaly_flags", "resolved_at",
+    )  # fmt: skip
+    conn.execute(
+        statement,
+        [
+            {"nid": d["id"], **{c: d[c] for c in columns}}
+            for d in sorted(decisions, key=lambda d: str(d["id"]))
+        ],
+    )
 
 
 def reset_for_replay(conn: Connection, raw_ids: Sequence[str]) -> int:

@@ -1,20 +1,27 @@
-"""Writes of the canonical graph and its observations, idempotent by natural key.
+"""Writes of the canonical graph and its observations, idempotent by natural key, a batch at a
+time.
 
 Every row gets a :func:`~.ids.stable_id` from its natural key and is upserted, so re-resolving the
 same normalized record (a replay, a retried message) rewrites the same values into the same row:
 sales by ``(source, external id, sale date)``, listings by ``(source, external id)``, auction lots
 by ``(auction, lot number)``, price observations by ``(source, item, kind, date)``. Listing events
 are appended only when something changed (listed, price changed, ended).
+
+Each writer takes the rows of a whole resolve batch, in the order the records came, and sends a
+fixed handful of multi-row statements (:mod:`.upsert`): the tables end up exactly as if the
+records had been written one by one, in that order.
 """
 
 from __future__ import annotations
 
+import functools
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .ids import stable_id
@@ -31,22 +38,30 @@ from .schema import (
     price_observations,
     sales,
 )
-from .upsert import upsert
+from .upsert import fold, merge, upsert
 
 __all__ = [
     "connector_sources",
+    "listing_id",
+    "observation_row",
+    "sale_row",
     "set_anomalies",
-    "upsert_variant",
+    "upsert_variants",
     "variant_prices",
-    "write_auction_lot",
+    "variant_row",
+    "write_auction_lots",
     "write_images",
-    "write_listing",
+    "write_listings",
     "write_news",
     "write_population",
-    "write_price_observation",
-    "write_sale",
+    "write_price_observations",
+    "write_sales",
 ]
 
+CHUNK = 500
+"""Ids per ``IN (…)`` list of a read."""
+
+_SALE_KEY = ("source_id", "external_id", "sale_date")
 _SALE_UPDATE = (
     "asset_id", "variant_id", "normalized_id", "title", "url", "sale_type", "price_basis",
     "price_visibility", "price", "currency", "shipping", "buyer_premium", "is_lot", "flags",
@@ -58,160 +73,248 @@ def connector_sources(conn: Connection) -> dict[str, str]:
     return {c: s for c, s in conn.execute(select(connectors.c.id, connectors.c.source_id))}
 
 
-def upsert_variant(
-    conn: Connection, asset_id: str, variant_key: str, grading: Mapping[str, Any] | None
-) -> str:
-    variant_id = stable_id("var", variant_key)
+def variant_row(
+    asset_id: str, variant_key: str, grading: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The ``asset_variants`` row of one variant (its id is ``row["id"]``)."""
     grading = grading or {}
-    upsert(
-        conn,
-        asset_variants,
-        [
-            {
-                "id": variant_id,
-                "asset_id": asset_id,
-                "variant_key": variant_key,
-                "grader": grading.get("grader"),
-                "grade": grading.get("grade"),
-                "qualifier": grading.get("qualifier"),
-                "label_type": grading.get("label_type"),
-                "autograph_grade": grading.get("autograph_grade"),
-            }
-        ],
-        conflict=["variant_key"],
-    )
-    return variant_id
+    return {
+        "id": stable_id("var", variant_key),
+        "asset_id": asset_id,
+        "variant_key": variant_key,
+        "grader": grading.get("grader"),
+        "grade": grading.get("grade"),
+        "qualifier": grading.get("qualifier"),
+        "label_type": grading.get("label_type"),
+        "autograph_grade": grading.get("autograph_grade"),
+    }
 
 
-def write_sale(conn: Connection, row: dict[str, Any], *, merge: bool = False) -> str:
-    """Upsert one sale (``id`` is derived here); returns its id. ``merge``: a NULL never
-    overwrites a stored value (an auction lot's page and its PDF line each know part of it)."""
-    row = {**row, "id": stable_id("sal", row["source_id"], row["external_id"], row["sale_date"])}
-    key = ["source_id", "external_id", "sale_date"]
-    if merge:
-        _merge(conn, sales, row, key, _SALE_UPDATE)
-    else:
-        upsert(conn, sales, [row], conflict=key, update=_SALE_UPDATE)
-    return str(row["id"])
+def upsert_variants(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert variants not there yet (a variant, once created, never changes)."""
+    upsert(conn, asset_variants, rows, conflict=["variant_key"])
 
 
-def write_price_observation(conn: Connection, row: dict[str, Any]) -> str:
+def sale_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its stable ``id`` (from source, external id and sale date)."""
+    return {**row, "id": stable_id("sal", row["source_id"], row["external_id"], row["sale_date"])}
+
+
+def write_sales(conn: Connection, writes: Sequence[tuple[dict[str, Any], bool]]) -> None:
+    """Upsert sales (rows from :func:`sale_row`), each with its ``merge`` flag, in order.
+
+    ``merge``: a NULL never overwrites a stored value (an auction lot's page and its PDF line
+    each know part of it); otherwise the row's values replace the stored ones.
+    """
+    by_key: dict[tuple[Any, ...], list[tuple[dict[str, Any], bool]]] = defaultdict(list)
+    for row, merged in writes:
+        by_key[tuple(row[c] for c in _SALE_KEY)].append((row, merged))
+    replaced: list[dict[str, Any]] = []
+    coalesced: list[dict[str, Any]] = []
+    for group in by_key.values():
+        last = max((i for i, (_, merged) in enumerate(group) if not merged), default=None)
+        if last is None:  # merges only: folded by merge(), coalescing with what is stored
+            coalesced.extend(row for row, _ in group)
+            continue
+        # A replace makes the stored values irrelevant: from it on, fold the rest in Python.
+        [tail] = fold([row for row, _ in group[last:]], _SALE_KEY, merged=_SALE_UPDATE)
+        replaced.append({**group[0][0], **{c: tail[c] for c in _SALE_UPDATE}})
+    upsert(conn, sales, replaced, conflict=_SALE_KEY, update=_SALE_UPDATE)
+    merge(conn, sales, coalesced, conflict=_SALE_KEY, merged=_SALE_UPDATE)
+
+
+def observation_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its stable ``id`` (from source, item, kind and date)."""
     key = (row["source_id"], row["source_item_id"], row["kind"], row["observation_date"])
-    row = {**row, "id": stable_id("obs", *key)}
+    return {**row, "id": stable_id("obs", *key)}
+
+
+def write_price_observations(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """Upsert price observations (rows from :func:`observation_row`)."""
     upsert(
         conn,
         price_observations,
-        [row],
+        rows,
         conflict=["source_id", "source_item_id", "kind", "observation_date"],
         update=("asset_id", "variant_id", "normalized_id", "price", "currency", "sale_id", "flags"),
     )
-    return str(row["id"])
 
 
-def write_listing(conn: Connection, row: dict[str, Any], seen_at: datetime) -> str:
-    """Upsert a listing seen at ``seen_at`` and append the events its change implies."""
-    listing_id = stable_id("lst", row["source_id"], row["external_id"])
-    existing = conn.execute(
-        select(
-            listings.c.price,
-            listings.c.available,
-            listings.c.first_seen_at,
-            listings.c.last_seen_at,
-        ).where(listings.c.id == listing_id)
-    ).first()
-    events: list[tuple[str, Decimal | None]] = []
-    first_seen, last_seen = seen_at, seen_at
-    if existing is None:
-        events.append(("listed", row["price"]))
-    else:
-        first_seen = min(existing.first_seen_at, seen_at)
-        last_seen = max(existing.last_seen_at, seen_at)
-        if seen_at >= existing.last_seen_at:
-            if Decimal(existing.price) != Decimal(row["price"]):
-                events.append(("price_changed", row["price"]))
-            if existing.available and not row["available"]:
-                events.append(("ended", row["price"]))
-            elif not existing.available and row["available"]:
-                events.append(("relisted", row["price"]))
-    values = {
-        **row,
-        "id": listing_id,
-        "first_seen_at": first_seen,
-        "last_seen_at": last_seen,
-        "status": "active" if row["available"] else "ended",
-    }
-    newest = existing is None or seen_at >= existing.last_seen_at
-    update_columns = ["first_seen_at", "last_seen_at"]
-    if newest:
-        update_columns += [
-            "asset_id", "variant_id", "normalized_id", "title", "url", "price", "currency",
-            "available", "quantity", "status",
-        ]  # fmt: skip
-    upsert(conn, listings, [values], conflict=["source_id", "external_id"], update=update_columns)
-    upsert(
-        conn,
-        listing_events,
-        [
+_LISTING_NEWEST = (
+    "asset_id", "variant_id", "normalized_id", "title", "url", "price", "currency", "available",
+    "quantity", "status",
+)  # fmt: skip
+_LISTING_KEY = ("source_id", "external_id")
+
+
+def listing_id(source_id: str, external_id: str) -> str:
+    """The stable id of a listing (from source and external id)."""
+    return stable_id("lst", source_id, external_id)
+
+
+def write_listings(conn: Connection, seen: Sequence[tuple[dict[str, Any], datetime]]) -> None:
+    """Upsert listings, each seen at a time, and append the events their changes imply.
+
+    Only a sighting at least as new as the listing's last one moves its price and availability
+    (and may add ``price_changed``, ``ended`` or ``relisted``); every sighting widens
+    ``first_seen_at``/``last_seen_at``. The stored listings are read once and the sightings
+    applied to them in order, in memory, for the events; the upsert itself decides "newest"
+    against the row it finds (one statement, whatever a concurrent worker stored meanwhile).
+    """
+    if not seen:
+        return
+    ids = [listing_id(row["source_id"], row["external_id"]) for row, _ in seen]
+    state = _stored_listings(conn, ids)  # id -> price, available, first_seen_at, last_seen_at
+    final: dict[str, dict[str, Any]] = {}
+    events: list[dict[str, Any]] = []
+    for (row, seen_at), lid in zip(seen, ids, strict=True):
+        existing = state.get(lid)
+        changes: list[tuple[str, Decimal | None]] = []
+        newest = existing is None or seen_at >= existing["last_seen_at"]
+        if existing is None:
+            changes.append(("listed", row["price"]))
+        elif newest:
+            if Decimal(existing["price"]) != Decimal(row["price"]):
+                changes.append(("price_changed", row["price"]))
+            if existing["available"] and not row["available"]:
+                changes.append(("ended", row["price"]))
+            elif not existing["available"] and row["available"]:
+                changes.append(("relisted", row["price"]))
+        values = {
+            **row,
+            "id": lid,
+            "first_seen_at": seen_at,
+            "last_seen_at": seen_at,
+            "status": "active" if row["available"] else "ended",
+        }
+        # The row sent: what the first sighting inserts, the newest sighting's values, and the
+        # span of the sightings (the statement widens the stored span with it).
+        folded = final.setdefault(lid, values)
+        folded["first_seen_at"] = min(folded["first_seen_at"], seen_at)
+        folded["last_seen_at"] = max(folded["last_seen_at"], seen_at)
+        if newest:
+            folded.update({c: values[c] for c in _LISTING_NEWEST})
+            state[lid] = {
+                "price": row["price"],
+                "available": row["available"],
+                "first_seen_at": seen_at if existing is None else existing["first_seen_at"],
+                "last_seen_at": seen_at,
+            }
+        else:
+            assert existing is not None  # a listing not stored yet: its sighting is the newest
+            existing["first_seen_at"] = min(existing["first_seen_at"], seen_at)
+        events.extend(
             {
-                "id": stable_id("lev", listing_id, event, seen_at.isoformat()),
-                "listing_id": listing_id,
+                "id": stable_id("lev", lid, event, seen_at.isoformat()),
+                "listing_id": lid,
                 "event": event,
                 "price": price,
                 "currency": row["currency"],
                 "at": seen_at,
             }
-            for event, price in events
-        ],
-        conflict=["id"],
+            for event, price in changes
+        )
+    rows = fold(list(final.values()), _LISTING_KEY)  # one per key already: sorts them
+    conn.execute(_listing_statement(conn.dialect.name), rows)
+    upsert(conn, listing_events, events, conflict=["id"])
+
+
+@functools.lru_cache(maxsize=4)
+def _listing_statement(dialect_name: str) -> Any:
+    """The listings upsert: a sighting span as new as the stored one replaces the listing's
+    values; the span always widens the stored one."""
+    dialect = postgresql if dialect_name == "postgresql" else sqlite
+    statement = dialect.insert(listings)
+    new, old = statement.excluded, listings.c
+    least, greatest = (
+        (func.least, func.greatest) if dialect_name == "postgresql" else (func.min, func.max)
     )
-    return listing_id
+    newer = new.last_seen_at >= old.last_seen_at
+    changes: dict[str, Any] = {
+        "first_seen_at": least(old.first_seen_at, new.first_seen_at),
+        "last_seen_at": greatest(old.last_seen_at, new.last_seen_at),
+        "updated_at": func.now(),
+    }
+    changes.update({c: case((newer, new[c]), else_=old[c]) for c in _LISTING_NEWEST})
+    return statement.on_conflict_do_update(
+        index_elements=list(_LISTING_KEY), set_=changes
+    ).returning(old.id)
 
 
+def _stored_listings(conn: Connection, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    unique = sorted(set(ids))
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(unique), CHUNK):
+        rows = conn.execute(
+            select(
+                listings.c.id,
+                listings.c.price,
+                listings.c.available,
+                listings.c.first_seen_at,
+                listings.c.last_seen_at,
+            ).where(listings.c.id.in_(unique[start : start + CHUNK]))
+        )
+        for row in rows.mappings():
+            found[row["id"]] = dict(row)
+    return found
+
+
+_AUCTION_MERGED = ("title", "ends_at", "currency")
 _LOT_MERGED = (
     "asset_id", "variant_id", "normalized_id", "currency", "hammer_price", "buyer_premium_rate",
     "buyer_premium", "price_realised", "estimate_low", "estimate_high", "closes_at",
 )  # fmt: skip
 
 
-def write_auction_lot(
-    conn: Connection, auction: dict[str, Any], lot: dict[str, Any]
-) -> dict[str, Any]:
-    """Upsert an auction and one of its lots; returns the lot as now stored (merged).
+def write_auction_lots(
+    conn: Connection, lots: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Upsert ``(auction, lot)`` pairs in order; returns each lot as stored right after its own
+    write (merged), in the same order.
 
     One lot is often seen twice — its page, and a line of the "prices realised" PDF — each with
     part of the facts. They merge: a value one source lacks (NULL) never erases what the other
-    gave, the first title stays, and the status follows the newest record.
+    gave, the first title stays, and the status follows the newest record. The lots go out in
+    rounds holding each lot once (one statement a round, usually one or two rounds a batch), so
+    each record sees the lot exactly as its own write left it, as the database returns it.
     """
-    auction_id = stable_id("auc", auction["source_id"], auction["external_id"])
-    _merge(conn, auctions, {**auction, "id": auction_id}, ["source_id", "external_id"],
-           ("title", "ends_at", "currency"))  # fmt: skip
-    lot_id = stable_id("lot", auction_id, lot["lot_number"])
-    row = {**lot, "id": lot_id, "auction_id": auction_id}
-    _merge(conn, auction_lots, row, ["auction_id", "lot_number"], _LOT_MERGED, replace=("status",))
-    return dict(
-        conn.execute(select(auction_lots).where(auction_lots.c.id == lot_id)).one()._mapping
+    if not lots:
+        return []
+    auction_rows, lot_rows = [], []
+    for auction, lot in lots:
+        auction_id = stable_id("auc", auction["source_id"], auction["external_id"])
+        auction_rows.append({**auction, "id": auction_id})
+        lot_id = stable_id("lot", auction_id, lot["lot_number"])
+        lot_rows.append({**lot, "id": lot_id, "auction_id": auction_id})
+    merge(
+        conn, auctions, auction_rows, conflict=["source_id", "external_id"], merged=_AUCTION_MERGED
     )
+    rounds: dict[int, list[int]] = defaultdict(list)
+    times_seen: dict[str, int] = defaultdict(int)
+    for index, row in enumerate(lot_rows):
+        rounds[times_seen[row["id"]]].append(index)
+        times_seen[row["id"]] += 1
+    stored: list[dict[str, Any]] = [{} for _ in lot_rows]
+    columns = [c.name for c in auction_lots.c]
+    for indexes in rounds.values():
+        back = merge(
+            conn,
+            auction_lots,
+            [lot_rows[i] for i in indexes],
+            conflict=["auction_id", "lot_number"],
+            merged=_LOT_MERGED,
+            replace=("status",),
+            returning=columns,
+        )
+        by_id = {row["id"]: row for row in back}
+        for i in indexes:
+            stored[i] = by_id[lot_rows[i]["id"]]
+    return stored
 
 
-def _merge(
-    conn: Connection,
-    table: Any,
-    row: dict[str, Any],
-    conflict: Sequence[str],
-    merged: Sequence[str],
-    *,
-    replace: Sequence[str] = (),
-) -> None:
-    """Upsert where ``merged`` columns keep the stored value when the new one is NULL."""
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(table).values(row)
-    changes: dict[str, Any] = {c: func.coalesce(statement.excluded[c], table.c[c]) for c in merged}
-    changes.update({c: statement.excluded[c] for c in replace})
-    conn.execute(statement.on_conflict_do_update(index_elements=list(conflict), set_=changes))
-
-
-def write_images(conn: Connection, owner_type: str, owner_id: str, urls: Sequence[str]) -> None:
-    """Record the image URLs of an observation (``listing``, ``sale``, ``auction_lot``)."""
+def write_images(conn: Connection, owned: Iterable[tuple[str, str, Sequence[str]]]) -> None:
+    """Record the image URLs of observations: ``(owner type, owner id, urls)`` with owner type
+    ``listing``, ``sale`` or ``auction_lot``."""
     upsert(
         conn,
         images,
@@ -222,62 +325,69 @@ def write_images(conn: Connection, owner_type: str, owner_id: str, urls: Sequenc
                 "owner_id": owner_id,
                 "url": url,
             }
+            for owner_type, owner_id, urls in owned
             for url in dict.fromkeys(urls)
         ],
         conflict=["owner_type", "owner_id", "url"],
     )
 
 
-def write_news(conn: Connection, row: dict[str, Any]) -> str:
-    row = {**row, "id": stable_id("nws", row["source_id"], row["external_id"])}
+def write_news(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     upsert(
         conn,
         news,
-        [row],
+        [{**row, "id": stable_id("nws", row["source_id"], row["external_id"])} for row in rows],
         conflict=["source_id", "external_id"],
         update=("title", "url", "published_at", "summary", "author"),
     )
-    return str(row["id"])
 
 
-def write_population(conn: Connection, row: dict[str, Any]) -> str:
-    row = {**row, "id": stable_id("pop", row["grader"], row["spec_id"], row["as_of"])}
+def write_population(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     upsert(
         conn,
         population_reports,
-        [row],
+        [
+            {**row, "id": stable_id("pop", row["grader"], row["spec_id"], row["as_of"])}
+            for row in rows
+        ],
         conflict=["grader", "spec_id", "as_of"],
         update=("asset_id", "title", "counts", "total"),
     )
-    return str(row["id"])
 
 
 def variant_prices(
     conn: Connection, variant_ids: Iterable[str], kinds: Sequence[str] = ("sale", "realised")
-) -> list[tuple[str, str, str, Decimal]]:
-    """``(observation id, variant id, currency, price)`` of the index series of ``variant_ids``."""
+) -> list[tuple[str, str, str, Decimal, str | None]]:
+    """``(observation id, variant id, currency, price, anomaly reason)`` of the index series of
+    ``variant_ids``."""
     ids = sorted(set(variant_ids))
-    out: list[tuple[str, str, str, Decimal]] = []
-    for start in range(0, len(ids), 500):
+    out: list[tuple[str, str, str, Decimal, str | None]] = []
+    for start in range(0, len(ids), CHUNK):
         rows = conn.execute(
             select(
                 price_observations.c.id,
                 price_observations.c.variant_id,
                 price_observations.c.currency,
                 price_observations.c.price,
+                price_observations.c.anomaly_reason,
             )
-            .where(price_observations.c.variant_id.in_(ids[start : start + 500]))
+            .where(price_observations.c.variant_id.in_(ids[start : start + CHUNK]))
             .where(price_observations.c.kind.in_(list(kinds)))
         )
-        out.extend((r[0], r[1], r[2], Decimal(r[3])) for r in rows)
+        out.extend((r[0], r[1], r[2], Decimal(r[3]), r[4]) for r in rows)
     return out
 
 
 def set_anomalies(conn: Connection, reasons: Mapping[str, str | None]) -> None:
-    """Set (or clear, with ``None``) ``anomaly_reason`` of price observations by id."""
-    for obs_id, reason in reasons.items():
-        conn.execute(
-            update(price_observations)
-            .where(price_observations.c.id == obs_id)
-            .values(anomaly_reason=reason)
-        )
+    """Set (or clear, with ``None``) ``anomaly_reason`` of price observations by id, in one
+    executemany."""
+    if not reasons:
+        return
+    statement = (
+        update(price_observations)
+        .where(price_observations.c.id == bindparam("obs_id"))
+        .values(anomaly_reason=bindparam("reason"))
+    )
+    conn.execute(
+        statement, [{"obs_id": obs_id, "reason": reasons[obs_id]} for obs_id in sorted(reasons)]
+    )

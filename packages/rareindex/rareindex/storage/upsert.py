@@ -1,25 +1,34 @@
-"""One dialect-aware ``INSERT … ON CONFLICT`` for SQLite and PostgreSQL.
+"""Dialect-aware multi-row ``INSERT … ON CONFLICT`` for SQLite and PostgreSQL.
+
+Both writers send a whole batch as multi-row ``VALUES`` statements (SQLAlchemy's
+"insertmanyvalues", forced on every dialect by a ``RETURNING`` clause), not one statement per row.
+A batch may name one key several times: such rows are first folded, in order, into the one row
+that leaves the table as applying them one by one would (PostgreSQL refuses a statement that
+updates a row twice). Rows go out sorted by key, so two writers lock rows in one order and cannot
+deadlock.
 
 Example:
     >>> upsert(conn, assets, rows, conflict=["asset_key"], update=["title"])  # doctest: +SKIP
+    >>> merge(conn, auctions, rows, conflict=["source_id", "external_id"],    # doctest: +SKIP
+    ...       merged=["title", "ends_at"])
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Table, func
 from sqlalchemy.dialects import postgresql, sqlite
 
-__all__ = ["upsert"]
+__all__ = ["fold", "merge", "upsert"]
 
 
 def upsert(
     conn: Connection,
     table: Table,
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     *,
     conflict: Sequence[str],
     update: Sequence[str] = (),
@@ -30,20 +39,98 @@ def upsert(
     """
     if not rows:
         return
-    statement = _statement(conn.dialect.name, table, tuple(conflict), tuple(update))
-    conn.execute(statement, list(rows))
+    folded = fold(rows, conflict, replaced=update)
+    statement = _statement(conn.dialect.name, table, tuple(conflict), tuple(update), (), ())
+    conn.execute(statement, folded)
+
+
+def merge(
+    conn: Connection,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    conflict: Sequence[str],
+    merged: Sequence[str],
+    replace: Sequence[str] = (),
+    returning: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """Upsert where ``merged`` columns keep the stored value when the new one is NULL and
+    ``replace`` columns take the new value; the rest keep what the first insert wrote.
+
+    Returns the ``returning`` columns of every row as stored after the statement (nothing when
+    ``returning`` is empty).
+    """
+    if not rows:
+        return []
+    folded = fold(rows, conflict, replaced=replace, merged=merged)
+    statement = _statement(
+        conn.dialect.name, table, tuple(conflict), tuple(replace), tuple(merged), tuple(returning)
+    )
+    result = conn.execute(statement, folded)
+    if not returning:
+        return []
+    return [dict(row._mapping) for row in result]
+
+
+def fold(
+    rows: Sequence[Mapping[str, Any]],
+    conflict: Sequence[str],
+    *,
+    replaced: Sequence[str] = (),
+    merged: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """One row per ``conflict`` key, equal in effect to applying ``rows`` in order, sorted by key.
+
+    Per key the first row is what an insert writes; each later row then sets its ``replaced``
+    columns, and its ``merged`` columns where it is not NULL (a ``COALESCE`` upsert). Rows whose
+    key holds a NULL never clash (a unique index treats NULLs as distinct) and are kept apart.
+    """
+    by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
+    alone: list[dict[str, Any]] = []
+    for row in rows:
+        key = tuple(row[c] for c in conflict)
+        if any(v is None for v in key):
+            alone.append(dict(row))
+            continue
+        found = by_key.get(key)
+        if found is None:
+            by_key[key] = dict(row)
+            continue
+        for column in replaced:
+            found[column] = row[column]
+        for column in merged:
+            if row[column] is not None:
+                found[column] = row[column]
+    ordered = [by_key[k] for k in sorted(by_key, key=_sort_key)]
+    return ordered + alone
+
+
+def _sort_key(key: tuple[Any, ...]) -> tuple[str, ...]:
+    # Keys mix text, datetimes and numbers; their text sorts them the same way on every run.
+    return tuple(v if isinstance(v, str) else str(v) for v in key)
 
 
 @functools.lru_cache(maxsize=256)
 def _statement(
-    dialect_name: str, table: Table, conflict: tuple[str, ...], update: tuple[str, ...]
+    dialect_name: str,
+    table: Table,
+    conflict: tuple[str, ...],
+    update: tuple[str, ...],
+    merged: tuple[str, ...],
+    returning: tuple[str, ...],
 ) -> Any:
     # Built once per shape: constructing ``excluded`` is most of an upsert's Python cost.
     dialect = postgresql if dialect_name == "postgresql" else sqlite
     statement = dialect.insert(table)
-    if not update:
-        return statement.on_conflict_do_nothing(index_elements=list(conflict))
-    changes: dict[str, Any] = {name: statement.excluded[name] for name in update}
-    if "updated_at" in table.c:
-        changes["updated_at"] = func.now()
-    return statement.on_conflict_do_update(index_elements=list(conflict), set_=changes)
+    if not update and not merged:
+        statement = statement.on_conflict_do_nothing(index_elements=list(conflict))
+    else:
+        changes: dict[str, Any] = {name: statement.excluded[name] for name in update}
+        changes.update({c: func.coalesce(statement.excluded[c], table.c[c]) for c in merged})
+        if "updated_at" in table.c:
+            changes["updated_at"] = func.now()
+        statement = statement.on_conflict_do_update(index_elements=list(conflict), set_=changes)
+    # RETURNING makes SQLAlchemy send an executemany as multi-row VALUES batches on every
+    # dialect ("insertmanyvalues"), not one round trip per row.
+    columns = returning or conflict[:1]
+    return statement.returning(*(table.c[c] for c in columns))
