@@ -266,3 +266,25 @@ def test_a_run_taken_over_stops_at_its_next_record_and_commits_nothing_more(
     # Page 1's record was still waiting for its cursor: the stale holder commits nothing, and the
     # new holder re-fetches it.
     assert _raw_ids(any_engine) == []
+
+
+def test_records_commit_at_page_boundaries_once_a_batch_is_full(
+    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """3 pages of 5 and a batch of 8: the first commit waits for a page boundary past 8 records
+    (pages 1-2 with the cursor after page 2), the last takes the rest with the final cursor."""
+    import rareindex.crawl
+
+    commits: list[tuple[int, Any]] = []
+    real = rareindex.crawl.commit_batch
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        commits.append((len(args[3]), kwargs["cursor"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rareindex.crawl, "commit_batch", counting)
+    connector = PagedShop(web[1])
+    store = _setup(any_engine, tmp_path, connector)
+    summary = _run(connector, any_engine, store, batch_size=8, commit_every_s=3600)
+    assert (summary.status, summary.records) == ("succeeded", 15)
+    assert commits == [(10, {"next_page": 3}), (5, {"next_page": 1, "complete": True})]
