@@ -197,6 +197,32 @@ def test_due_per_refresh_class_from_the_last_started_run(db_engine: Engine) -> N
         assert due_ids(db_engine, T0 + offset, registry) == expected, offset
 
 
+def test_a_run_our_database_cut_short_counts_only_for_five_minutes(db_engine: Engine) -> None:
+    """Two NORMAL connectors crawled a day ago, then failed 30 s later: the source's failure
+    counts for the day's interval; the failure of our own database (``database``) only for
+    5 minutes, then the crawl is due again (an ARCHIVE source would otherwise wait a week)."""
+    registry = seed(db_engine, stub("outage", "NORMAL"), stub("broken", "NORMAL"))
+    day_ago = T0 - timedelta(days=1)
+    for slug, reason in (("outage", "database"), ("broken", "transient")):
+        add_run(db_engine, slug, started_at=day_ago)
+        add_run(
+            db_engine, slug, status="failed", started_at=T0, finished_at=T0, failure_reason=reason
+        )
+    assert due_ids(db_engine, T0 + timedelta(minutes=5) - timedelta(seconds=1), registry) == set()
+    assert due_ids(db_engine, T0 + timedelta(minutes=5), registry) == {"outage"}
+    assert due_ids(db_engine, T0 + timedelta(hours=24), registry) == {"outage", "broken"}
+
+
+def test_a_lost_database_is_the_database_failure_reason() -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from rareindex.crawl import failure_reason
+
+    lost = OperationalError("SELECT 1", {}, Exception("server closed the connection"))
+    assert failure_reason(lost) == "database"
+    assert failure_reason(ValueError("a bug")) == "crashed"
+
+
 def test_never_run_connectors_are_due_and_backfill_runs_do_not_count(db_engine: Engine) -> None:
     registry = seed(db_engine, stub("fresh", "ARCHIVE"), stub("backfilled", "ARCHIVE"))
     with db_engine.begin() as conn:

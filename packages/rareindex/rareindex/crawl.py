@@ -58,7 +58,7 @@ from .budget import UrlBudget
 from .fetching import FetchStack, build_fetch_stack
 from .registry import load_registry
 from .settings import Settings
-from .storage import BlobStore, Engine, RawRecordStore
+from .storage import BlobStore, Engine, RawRecordStore, is_database_outage
 from .storage.backfills import load_backfill, record_slice
 from .storage.runs import (
     LeaseLost,
@@ -105,6 +105,8 @@ def failure_reason(exc: BaseException) -> str:
     """The closed-vocabulary reason for an exception that ended a run."""
     if isinstance(exc, FetchError) and exc.indeterminate:
         return "indeterminate"  # sent, no answer: maybe done and billed; not a plain transient
+    if is_database_outage(exc):
+        return "database"  # ours, not the source's: the scheduler retries it soon
     table: tuple[tuple[type[BaseException], str], ...] = (
         (LeaseLost, "lease_lost"),
         (Blocked, "blocked"),

@@ -7,7 +7,7 @@ the repository's ``migrations/`` (run through :mod:`.migrate`).
 from sqlalchemy import Engine
 
 from .blobs import BlobStore
-from .engine import check_connection, make_engine
+from .engine import check_connection, is_database_outage, make_engine
 from .ids import new_id
 from .migrate import current_revision, downgrade, head_revision, upgrade
 from .raw_store import InsertResult, RawRecordStore
@@ -21,6 +21,7 @@ __all__ = [
     "current_revision",
     "downgrade",
     "head_revision",
+    "is_database_outage",
     "make_engine",
     "new_id",
     "upgrade",

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from ..errors import DatabaseError
 
-__all__ = ["check_connection", "make_engine"]
+__all__ = ["check_connection", "is_database_outage", "make_engine"]
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -44,6 +44,13 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     ):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says our own database went away (a lost connection, a server restarting),
+    not that a statement was wrong: the crawler records such a run as ``database``, and the
+    scheduler retries it soon instead of waiting the source's refresh interval."""
+    return isinstance(exc, OperationalError | InterfaceError)
 
 
 def check_connection(engine: Engine) -> None:

@@ -172,24 +172,33 @@ def due_connectors(
     *,
     env: Mapping[str, str] | None = None,
     backfill_retry_after: timedelta = timedelta(minutes=15),
+    database_retry_after: timedelta = timedelta(minutes=5),
 ) -> DuePlan:
     """Which connectors should get a run now, computed from stored times (so missed ticks only
     delay, never lose, a crawl).
 
     A connector wants an **incremental** run when the last incremental run that started did so at
     least its refresh interval ago (never started: at once) — a failed run counts, so a broken
-    source is retried once per interval, not every tick. Otherwise it wants the next slice of its
-    oldest ``running`` **backfill** campaign, unless the last slice failed less than
+    source is retried once per interval, not every tick; but a run that failed because our own
+    database went away counts only for ``database_retry_after``. Otherwise it wants the next
+    slice of its oldest ``running`` **backfill** campaign, unless the last slice failed less than
     ``backfill_retry_after`` ago. It gets one only when its status is ``active``, it is in the
     registry, every ``requires`` variable is set in ``env`` (default: the process environment) and
     it has no queued or running run.
     """
     env = os.environ if env is None else env
+    # A run our own database cut short (failure_reason "database") says nothing about the
+    # source: it counts as a visit only for ``database_retry_after``, then the crawl is due again.
+    outage_over = and_(
+        connector_runs.c.failure_reason == "database",
+        connector_runs.c.finished_at <= now - database_retry_after,
+    )
     last_started = (
         select(func.max(connector_runs.c.started_at))
         .where(
             connector_runs.c.connector_id == connectors.c.id,
             connector_runs.c.mode == "incremental",
+            ~func.coalesce(outage_over, False),
         )
         .scalar_subquery()
     )

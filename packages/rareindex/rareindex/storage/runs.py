@@ -58,6 +58,7 @@ FAILURE_REASONS = frozenset(
         "policy",
         "lease_lost",
         "cancelled",
+        "database",
         "crashed",
     }
 )
