@@ -20,6 +20,7 @@ from sqlalchemy import Connection, select
 from rareindex_connectors import RawRecord
 
 from .blobs import BlobStore
+from .raw_store import record_from_row
 from .schema import raw_records
 
 __all__ = ["CHUNK", "load_raw_records"]
@@ -40,22 +41,7 @@ def load_raw_records(
             select(raw_records).where(raw_records.c.id.in_(ids[start : start + CHUNK]))
         )
         for row in rows.mappings():
-            ref = row["snapshot_ref"]
-            found[row["id"]] = RawRecord(
-                id=row["id"],
-                connector_id=row["connector_id"],
-                external_id=row["external_id"],
-                url=row["url"],
-                payload=row["payload"],
-                snapshot=blobs.get(ref) if (with_snapshot and ref) else None,
-                engine=row["engine"],
-                http_status=row["http_status"],
-                fetched_at=row["fetched_at"],
-                content_hash=row["content_hash"],
-                connector_version=row["connector_version"],
-                parser_version=row["parser_version"],
-                snapshot_ref=ref,
-            )
+            found[row["id"]] = record_from_row(row, blobs, with_snapshot=with_snapshot)
     missing = [raw_id for raw_id in ids if raw_id not in found]
     if missing:
         raise KeyError(missing[0])

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,7 +30,7 @@ from .blobs import BlobStore
 from .ids import new_id
 from .schema import raw_record_keys, raw_records
 
-__all__ = ["BatchInsert", "InsertResult", "RawRecordStore"]
+__all__ = ["BatchInsert", "InsertResult", "RawRecordStore", "record_from_row"]
 
 
 @dataclass(slots=True)
@@ -244,21 +244,27 @@ class RawRecordStore:
             yield self._to_model(row, with_snapshot=with_snapshot)
 
     def _to_model(self, row: object, *, with_snapshot: bool) -> RawRecord:
-        data = dict(row._mapping)  # type: ignore[attr-defined]
-        ref = data["snapshot_ref"]
-        snapshot = self.blobs.get(ref) if (with_snapshot and ref) else None
-        return RawRecord(
-            id=data["id"],
-            connector_id=data["connector_id"],
-            external_id=data["external_id"],
-            url=data["url"],
-            payload=data["payload"],
-            snapshot=snapshot,
-            engine=data["engine"],
-            http_status=data["http_status"],
-            fetched_at=data["fetched_at"],
-            content_hash=data["content_hash"],
-            connector_version=data["connector_version"],
-            parser_version=data["parser_version"],
-            snapshot_ref=ref,
-        )
+        return record_from_row(row._mapping, self.blobs, with_snapshot=with_snapshot)  # type: ignore[attr-defined]
+
+
+def record_from_row(
+    row: Mapping[Any, Any], blobs: BlobStore, *, with_snapshot: bool = True
+) -> RawRecord:
+    """A ``raw_records`` row as the :class:`RawRecord` ``normalize()`` receives, its snapshot
+    loaded from ``blobs`` (unless ``with_snapshot`` is False)."""
+    ref = row["snapshot_ref"]
+    return RawRecord(
+        id=row["id"],
+        connector_id=row["connector_id"],
+        external_id=row["external_id"],
+        url=row["url"],
+        payload=row["payload"],
+        snapshot=blobs.get(ref) if (with_snapshot and ref) else None,
+        engine=row["engine"],
+        http_status=row["http_status"],
+        fetched_at=row["fetched_at"],
+        content_hash=row["content_hash"],
+        connector_version=row["connector_version"],
+        parser_version=row["parser_version"],
+        snapshot_ref=ref,
+    )
