@@ -47,7 +47,8 @@ raw_records = Table(
     Column("parser_version", Text, nullable=False),
     PrimaryKeyConstraint("id", "fetched_at"),
     Index(None, "connector_id", "fetched_at"),
-    Index(None, "connector_id", "external_id"),
+    # No (connector_id, external_id) index: raw_record_keys' primary key starts with those
+    # columns and answers that lookup; here it cost 12% of the COPY (migration 0006).
     postgresql_partition_by="RANGE (fetched_at)",
 )
 
