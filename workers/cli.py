@@ -13,6 +13,7 @@ import functools
 import signal
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Annotated
 
 import dramatiq
@@ -88,6 +89,13 @@ def scheduler(
             help="Fleet: seconds between the leader's sweeps for lost normalize messages.",
         ),
     ] = 300.0,
+    resend_after: Annotated[
+        float,
+        typer.Option(
+            min=10.0,
+            help="Seconds before a queued run nobody picked up is sent again (a lost message).",
+        ),
+    ] = 1800.0,
 ) -> None:
     """Lead (one scheduler at a time, fenced) and enqueue due crawls until SIGTERM/Ctrl-C.
 
@@ -140,7 +148,13 @@ def scheduler(
 
     stop = _stop_on_signals()
     console.print(f"scheduler: ticking every {interval:.0f} s; Ctrl-C to stop")
-    Scheduler(db, registry, send=send, after_tick=after_tick).run_forever(stop, interval_s=interval)
+    Scheduler(
+        db,
+        registry,
+        send=send,
+        after_tick=after_tick,
+        resend_after=timedelta(seconds=resend_after),
+    ).run_forever(stop, interval_s=interval)
     console.print("scheduler: stopped")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,35 @@ def test_a_connector_file_with_a_typo_is_named(tmp_path: Path) -> None:
     assert result.stderr.startswith(f"error: {path}: ")
     assert "engins: unknown key (did you mean 'engines'?)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_scheduler_resend_after_reaches_the_scheduler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rareindex scheduler --resend-after 45``: a queued run whose message was lost is sent
+    again after 45 s, not the default 30 minutes (the option reaches the Scheduler)."""
+    from datetime import timedelta
+
+    from typer.testing import CliRunner
+
+    import workers.cli
+
+    seen: dict[str, object] = {}
+
+    class Captured:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            seen.update(kwargs)
+
+        def run_forever(self, stop: object, interval_s: float) -> None:
+            seen["interval_s"] = interval_s
+
+    monkeypatch.setattr(workers.cli, "Scheduler", Captured)
+    for name in [n for n in os.environ if n.startswith("RI_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("RI_DATA_DIR", str(tmp_path))
+    assert run_cli("db", "upgrade", env={"RI_DATA_DIR": str(tmp_path)}).returncode == 0
+    result = CliRunner().invoke(
+        workers.cli.app, ["scheduler", "--interval", "5", "--resend-after", "45"]
+    )
+    assert result.exit_code == 0, result.output
+    assert seen["resend_after"] == timedelta(seconds=45) and seen["interval_s"] == 5
