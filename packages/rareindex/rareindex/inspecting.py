@@ -22,15 +22,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from rareindex_connectors import ParseError
-from rareindex_connectors.adapters.embedded import next_data
-from rareindex_connectors.adapters.feeds import parse_feed
-from rareindex_connectors.adapters.pdf import parse_prices_realised
-from rareindex_connectors.adapters.robots import RobotsRules
-from rareindex_connectors.adapters.shopify import parse_shopify_products
-from rareindex_connectors.adapters.sitemaps import parse_sitemap
-from rareindex_connectors.adapters.structured import extract_structured, listings_from_products
-from rareindex_connectors.adapters.woocommerce import parse_woo_products
+from rareindex_connectors import ParseError, adapters  # each adapter loads on first use
 
 __all__ = ["KINDS", "InspectResult", "detect_kind", "inspect_document"]
 
@@ -97,32 +89,36 @@ def _origin(source: str) -> str:
 
 
 def _shopify(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    page = parse_shopify_products(content, base_url=_origin(source), currency=currency or "USD")
+    page = adapters.parse_shopify_products(
+        content, base_url=_origin(source), currency=currency or "USD"
+    )
     return [_dump("listing", r) for r in page.listings] + [
         {"note": _dump("note", n)} for n in page.notes
     ]
 
 
 def _woo(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    page = parse_woo_products(content)
+    page = adapters.parse_woo_products(content)
     return [_dump("listing", r) for r in page.listings] + [
         {"note": _dump("note", n)} for n in page.notes
     ]
 
 
 def _html(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    data = extract_structured(content, base_url=source if "://" in source else None)
+    data = adapters.extract_structured(content, base_url=source if "://" in source else None)
     lines = (
         [
             _dump("listing", r)
-            for r in listings_from_products(data.products, url=source, default_currency=currency)
+            for r in adapters.listings_from_products(
+                data.products, url=source, default_currency=currency
+            )
         ]
         if data.products
         else []
     )
     if b"__NEXT_DATA__" in content:
         try:
-            lines.append({"kind": "__NEXT_DATA__", "data": next_data(content)})
+            lines.append({"kind": "__NEXT_DATA__", "data": adapters.next_data(content)})
         except ParseError as exc:  # present but unreadable: shown, never skipped
             lines.append(
                 {
@@ -137,17 +133,17 @@ def _html(content: bytes, source: str, currency: str | None) -> list[dict[str, A
 
 
 def _pdf(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    result = parse_prices_realised(content, currency=currency)
+    result = adapters.parse_prices_realised(content, currency=currency)
     return [_dump("price_realised", r) for r in result.rows] + _rejected(result.rejected)
 
 
 def _feed(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    result = parse_feed(content, base_url=source if "://" in source else None)
+    result = adapters.parse_feed(content, base_url=source if "://" in source else None)
     return [_dump("news_item", r) for r in result.items] + _rejected(result.rejected)
 
 
 def _sitemap(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    result = parse_sitemap(content)
+    result = adapters.parse_sitemap(content)
     return (
         [_dump("sitemap_url", u) for u in result.urls]
         + [_dump("sitemap", s) for s in result.sitemaps]
@@ -156,7 +152,7 @@ def _sitemap(content: bytes, source: str, currency: str | None) -> list[dict[str
 
 
 def _robots(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    rules = RobotsRules.parse(content)
+    rules = adapters.RobotsRules.parse(content)
     rate = rules.request_rate
     return [
         {
