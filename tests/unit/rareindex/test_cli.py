@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -126,6 +127,10 @@ def test_scheduler_resend_after_reaches_the_scheduler(
             seen["interval_s"] = interval_s
 
     monkeypatch.setattr(workers.cli, "Scheduler", Captured)
+    # In-process: keep the process's logging as it is (the runner's output stream closes after
+    # the command, and later tests in this worker would log into it).
+    app_module = importlib.import_module("rareindex.cli.app")  # the module, not the Typer app
+    monkeypatch.setattr(app_module, "configure_logging", lambda *a, **k: None)
     for name in [n for n in os.environ if n.startswith("RI_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("RI_DATA_DIR", str(tmp_path))
