@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from rareindex.storage import BlobStore, RawRecordStore, make_engine, upgrade
 from rareindex.storage.catalog_store import import_catalog
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.ids import stable_id
+from rareindex.storage.index_report import median_prices_usd
 from rareindex.storage.schema import (
     asset_variants,
     assets,
@@ -407,6 +409,32 @@ def test_the_summary_counts_what_the_tables_hold(processed: Processed) -> None:
     assert statuses["matched"] == r.matched and statuses["unmatched"] == r.unmatched
     assert sum(statuses.values()) == n.records + n.failed
     assert {"sale", "listing", "auction_lot", "population_report", "news_item"} <= kinds
+
+
+def test_median_prices_never_pool_grades(processed: Processed) -> None:
+    """The demo's median table is per variant: an asset sold at PSA 9 and PSA 10 gets a row for
+    each, and each row's median is that grade's alone."""
+    engine = _engine(processed.root)
+    with engine.connect() as conn:
+        rows = median_prices_usd(conn, top=100_000)
+        usd = conn.execute(
+            text(
+                "SELECT v.asset_id, s.variant_id, v.price_usd FROM sales_multi_currency v "
+                "JOIN sales s ON s.id = v.id AND s.sale_date = v.sale_date "
+                "WHERE v.price_usd IS NOT NULL AND s.is_lot = :no "
+                "AND s.price_visibility = 'exact'"
+            ),
+            {"no": False},
+        ).all()
+    engine.dispose()
+    by_variant: dict[tuple[str, str | None], list[float]] = defaultdict(list)
+    for asset_id, variant_id, price in usd:
+        by_variant[(asset_id, variant_id)].append(float(price))
+    per_asset = Counter(row.asset_id for row in rows)
+    assert max(per_asset.values()) >= 2  # some asset sold at two grades: two rows
+    for row in rows:
+        assert row.median_usd == statistics.median(by_variant[(row.asset_id, row.variant_id)])
+        assert " · " in row.title
 
 
 # --- idempotency and replay --------------------------------------------------------------------

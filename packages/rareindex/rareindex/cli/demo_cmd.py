@@ -141,7 +141,7 @@ def collected_table(engine: Engine, registry: Registry) -> Table:
 
 def index_tables(engine: Engine) -> tuple[Table, Table]:
     """The price index in brief: assets, variants and sales per source; then the median sale
-    price in USD of the assets sold on the most sources."""
+    price in USD of the variants (asset and grade) sold on the most sources."""
     with engine.connect() as conn:
         summary = index_summary(conn)
         medians = median_prices_usd(conn, top=5)
@@ -151,7 +151,9 @@ def index_tables(engine: Engine) -> tuple[Table, Table]:
     overview.add_row("variants (grader x grade)", str(summary.variants))
     for source, (n, matched) in sorted(summary.sales_by_source.items()):
         overview.add_row(f"sales on {source}", f"{n} ({matched} matched)")
-    prices = Table("asset", "sales", "median USD", "by source (median USD)", title="Median prices")
+    prices = Table(
+        "asset · grade", "sales", "median USD", "by source (median USD)", title="Median prices"
+    )
     for asset in medians:
         prices.add_row(
             asset.title,
