@@ -551,3 +551,65 @@ def test_concurrent_workers_count_fields_once_and_agree(pg_engine: Engine, tmp_p
     assert concurrent == expected
     prices = [r for r in concurrent["connector_field_stats"] if r["field"] == "price"]
     assert {(r["record_kind"], r["present"], r["total"]) for r in prices} >= {("sale", 240, 240)}
+
+
+def test_a_lot_merged_from_its_page_and_pdf_line_gets_its_premium(any_engine: Engine) -> None:
+    """The page gave only the price realised, the PDF line only the hammer: once merged, the
+    buyer's premium is their difference — on the lot, and on what the write returns; a premium a
+    source states later replaces it."""
+    from rareindex.storage.observation_store import write_auction_lots
+    from rareindex.storage.schema import auction_lots
+
+    class House:
+        meta = ConnectorMeta(
+            id="house",
+            source="House",
+            engines=("api",),
+            categories=("coin",),
+            capabilities=("auction_lot",),
+        )
+        version = parser_version = "1"
+
+    upgrade(any_engine)
+    auction = {
+        "source_id": "house",
+        "external_id": "a1",
+        "title": "Sale 1",
+        "ends_at": None,
+        "currency": "USD",
+    }
+
+    def lot(**prices: Any) -> dict[str, Any]:
+        base = dict.fromkeys(
+            (
+                "asset_id", "variant_id", "normalized_id", "hammer_price", "buyer_premium_rate",
+                "buyer_premium", "price_realised", "estimate_low", "estimate_high", "closes_at",
+            )
+        )  # fmt: skip
+        return {
+            "source_id": "house",
+            "connector_id": "house",
+            "lot_number": "7",
+            "external_id": "a1-7",
+            "title": "Lot 7",
+            "status": "sold",
+            "currency": "USD",
+            **base,
+            **prices,
+        }
+
+    with any_engine.begin() as conn:
+        sync_connectors(conn, [House()])  # type: ignore[list-item]
+        page, line = write_auction_lots(
+            conn,
+            [
+                (auction, lot(price_realised=Decimal("1200"))),
+                (auction, lot(hammer_price=Decimal("1000"))),
+            ],
+        )
+        assert page["buyer_premium"] is None  # only one half known after the page
+        assert line["buyer_premium"] == Decimal("200")
+        stated = write_auction_lots(conn, [(auction, lot(buyer_premium=Decimal("250")))])
+        assert stated[0]["buyer_premium"] == Decimal("250")
+    with any_engine.connect() as conn:
+        assert conn.execute(select(auction_lots.c.buyer_premium)).scalar_one() == Decimal("250")

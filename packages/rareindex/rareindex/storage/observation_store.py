@@ -306,10 +306,34 @@ def write_auction_lots(
             replace=("status",),
             returning=columns,
         )
+        _derive_premiums(conn, back)
         by_id = {row["id"]: row for row in back}
         for i in indexes:
             stored[i] = by_id[lot_rows[i]["id"]]
     return stored
+
+
+def _derive_premiums(conn: Connection, lots: list[dict[str, Any]]) -> None:
+    """A lot whose page gave the price realised and whose PDF line gave the hammer (or the other
+    way round) has both halves only once merged: its buyer's premium is their difference. Stored,
+    and set on the returned rows (a premium a source states wins over it at the next merge)."""
+    derived = [
+        lot
+        for lot in lots
+        if lot["buyer_premium"] is None
+        and lot["price_realised"] is not None
+        and lot["hammer_price"] is not None
+        and lot["price_realised"] >= lot["hammer_price"]
+    ]
+    for lot in derived:
+        lot["buyer_premium"] = lot["price_realised"] - lot["hammer_price"]
+    if derived:
+        conn.execute(
+            update(auction_lots)
+            .where(auction_lots.c.id == bindparam("lot_id"))
+            .values(buyer_premium=bindparam("premium")),
+            [{"lot_id": lot["id"], "premium": lot["buyer_premium"]} for lot in derived],
+        )
 
 
 def write_images(conn: Connection, owned: Iterable[tuple[str, str, Sequence[str]]]) -> None:
