@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Literal
 
@@ -85,3 +86,7 @@ class ConnectorMeta(BaseModel):
     def matches_url(self, url: str) -> bool:
         """True when one of ``url_patterns`` matches: this connector can ``lookup()`` the URL."""
         return any(re.search(p, url) for p in self.url_patterns)
+
+    def missing_requires(self, env: Mapping[str, str]) -> list[str]:
+        """The ``requires`` variables unset (or empty) in ``env``: none means it can run."""
+        return [name for name in self.requires if not env.get(name)]

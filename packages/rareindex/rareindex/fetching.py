@@ -112,7 +112,7 @@ def require_runnable(
     first, so a missing key is one ``error:`` line instead of a failed run.
     """
     env = os.environ if env is None else env
-    missing = [name for name in meta.requires if not env.get(name)]
+    missing = meta.missing_requires(env)
     if missing:
         raise ConfigError(
             f"connector {meta.id!r} needs {', '.join(missing)} (its meta.requires); "

@@ -180,7 +180,7 @@ def _probe_skip(
         return "not_active"
     if not is_fresh(inputs):
         return "not_fresh"  # the runs say enough; a stale source is not probed between crawls
-    if any(not env.get(name) for name in connector.meta.requires):
+    if connector.meta.missing_requires(env):
         return "missing_requires"
     return None
 

@@ -161,10 +161,6 @@ def _insert_queued(
     return {row.connector_id: row.id for row in conn.execute(statement)}
 
 
-def _missing_env(meta: ConnectorMeta, env: Mapping[str, str]) -> list[str]:
-    return [name for name in meta.requires if not env.get(name)]
-
-
 def due_connectors(
     conn: Connection,
     now: datetime,
@@ -237,7 +233,7 @@ def due_connectors(
             plan.skipped.append(Skip(row.id, "not_active", {**detail, "status": row.status}))
         elif meta is None:
             plan.skipped.append(Skip(row.id, "not_in_registry", detail))
-        elif missing := _missing_env(meta, env):
+        elif missing := meta.missing_requires(env):
             plan.skipped.append(Skip(row.id, "requires_unmet", {**detail, "missing": missing}))
         elif row.busy:
             plan.skipped.append(Skip(row.id, "already_queued", detail))
