@@ -139,7 +139,7 @@ def test_a_rolled_back_transaction_leaves_no_row_and_no_dedupe_key(
 
 def test_the_store_has_no_update_or_delete_path() -> None:
     public = {name for name in dir(RawRecordStore) if not name.startswith("_")}
-    assert public == {"get", "insert", "insert_many", "iter_connector"}
+    assert public == {"get", "get_many", "insert", "insert_many", "iter_connector"}
 
 
 def test_a_batch_insert_dedupes_against_the_store_and_within_the_batch(

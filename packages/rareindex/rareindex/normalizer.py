@@ -35,7 +35,7 @@ from rareindex_connectors import ParseError, RawRecord, parse_normalized
 
 from .quality import DriftSignal, count_fields, detect_drift, rule_flags
 from .registry import Registry
-from .storage import Engine
+from .storage import Engine, RawRecordStore
 from .storage.blobs import BlobStore
 from .storage.field_stats import add_field_stats_many, load_field_histories
 from .storage.normalized_store import (
@@ -45,7 +45,6 @@ from .storage.normalized_store import (
     normalized_raw_ids,
     normalized_row_id,
 )
-from .storage.raw_reader import load_raw_records
 
 __all__ = ["NORMALIZE_FAILURES", "NormalizeSummary", "normalize_raw"]
 
@@ -112,7 +111,7 @@ def _normalize_batch(
         done = normalized_raw_ids(conn, raw_ids, versions)
         summary.skipped = sum(1 for raw_id in raw_ids if raw_id in done)
         todo = [raw_id for raw_id in raw_ids if raw_id not in done]
-        raws = load_raw_records(conn, blobs, todo)
+        raws = RawRecordStore(blobs).get_many(conn, todo)
         for raw_id in todo:
             raw = raws[raw_id]
             summary.raw += 1

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,7 +30,7 @@ from .blobs import BlobStore
 from .ids import new_id
 from .schema import raw_record_keys, raw_records
 
-__all__ = ["BatchInsert", "InsertResult", "RawRecordStore", "record_from_row"]
+__all__ = ["READ_CHUNK", "BatchInsert", "InsertResult", "RawRecordStore"]
 
 
 @dataclass(slots=True)
@@ -49,6 +49,9 @@ class InsertResult:
     fetched_at: datetime
     is_new: bool
 
+
+READ_CHUNK = 500
+"""Ids per ``IN (…)`` list of :meth:`RawRecordStore.get_many`: far below any driver's limit."""
 
 _COPY_COLUMNS = (
     "id",
@@ -226,10 +229,23 @@ class RawRecordStore:
 
     def get(self, conn: Connection, raw_id: str, *, with_snapshot: bool = True) -> RawRecord:
         """One stored record, its snapshot loaded from the blob store. ``KeyError`` if absent."""
-        row = conn.execute(select(raw_records).where(raw_records.c.id == raw_id)).first()
-        if row is None:
-            raise KeyError(raw_id)
-        return self._to_model(row, with_snapshot=with_snapshot)
+        return self.get_many(conn, [raw_id], with_snapshot=with_snapshot)[raw_id]
+
+    def get_many(
+        self, conn: Connection, raw_ids: Sequence[str], *, with_snapshot: bool = True
+    ) -> dict[str, RawRecord]:
+        """The stored records of ``raw_ids`` by id, one query per :data:`READ_CHUNK` ids (the
+        normalizer reads hundreds a batch). ``KeyError`` names the first id not stored."""
+        ids = list(dict.fromkeys(raw_ids))
+        found: dict[str, RawRecord] = {}
+        for start in range(0, len(ids), READ_CHUNK):
+            chunk = ids[start : start + READ_CHUNK]
+            for row in conn.execute(select(raw_records).where(raw_records.c.id.in_(chunk))):
+                found[row.id] = self._to_model(row, with_snapshot=with_snapshot)
+        missing = [raw_id for raw_id in ids if raw_id not in found]
+        if missing:
+            raise KeyError(missing[0])
+        return found
 
     def iter_connector(
         self, conn: Connection, connector_id: str, *, with_snapshot: bool = False
@@ -244,27 +260,20 @@ class RawRecordStore:
             yield self._to_model(row, with_snapshot=with_snapshot)
 
     def _to_model(self, row: object, *, with_snapshot: bool) -> RawRecord:
-        return record_from_row(row._mapping, self.blobs, with_snapshot=with_snapshot)  # type: ignore[attr-defined]
-
-
-def record_from_row(
-    row: Mapping[Any, Any], blobs: BlobStore, *, with_snapshot: bool = True
-) -> RawRecord:
-    """A ``raw_records`` row as the :class:`RawRecord` ``normalize()`` receives, its snapshot
-    loaded from ``blobs`` (unless ``with_snapshot`` is False)."""
-    ref = row["snapshot_ref"]
-    return RawRecord(
-        id=row["id"],
-        connector_id=row["connector_id"],
-        external_id=row["external_id"],
-        url=row["url"],
-        payload=row["payload"],
-        snapshot=blobs.get(ref) if (with_snapshot and ref) else None,
-        engine=row["engine"],
-        http_status=row["http_status"],
-        fetched_at=row["fetched_at"],
-        content_hash=row["content_hash"],
-        connector_version=row["connector_version"],
-        parser_version=row["parser_version"],
-        snapshot_ref=ref,
-    )
+        data = row._mapping  # type: ignore[attr-defined]
+        ref = data["snapshot_ref"]
+        return RawRecord(
+            id=data["id"],
+            connector_id=data["connector_id"],
+            external_id=data["external_id"],
+            url=data["url"],
+            payload=data["payload"],
+            snapshot=self.blobs.get(ref) if (with_snapshot and ref) else None,
+            engine=data["engine"],
+            http_status=data["http_status"],
+            fetched_at=data["fetched_at"],
+            content_hash=data["content_hash"],
+            connector_version=data["connector_version"],
+            parser_version=data["parser_version"],
+            snapshot_ref=ref,
+        )
