@@ -119,6 +119,12 @@ def pending_normalized(
     return [dict(r._mapping) for r in conn.execute(query)]
 
 
+_DECISION_COLUMNS = (
+    "status", "match_method", "match_confidence", "reject_reason", "asset_id", "variant_id",
+    "anomaly_flags", "resolved_at",
+)  # fmt: skip
+
+
 def set_decisions(conn: Connection, decisions: Sequence[dict[str, Any]]) -> None:
     """Store match decisions: ``id, status, match_method, match_confidence, reject_reason,
     asset_id, variant_id, anomaly_flags, resolved_at`` per row."""
@@ -127,26 +133,13 @@ def set_decisions(conn: Connection, decisions: Sequence[dict[str, Any]]) -> None
     statement = (
         update(normalized_records)
         .where(normalized_records.c.id == bindparam("nid"))
-        .values(
-            status=bindparam("status"),
-            match_method=bindparam("match_method"),
-            match_confidence=bindparam("match_confidence"),
-            reject_reason=bindparam("reject_reason"),
-            asset_id=bindparam("asset_id"),
-            variant_id=bindparam("variant_id"),
-            anomaly_flags=bindparam("anomaly_flags"),
-            resolved_at=bindparam("resolved_at"),
-        )
+        .values({column: bindparam(column) for column in _DECISION_COLUMNS})
     )
     # One executemany, in id order (row locks in one order: concurrent resolvers cannot deadlock).
-    columns = (
-        "status", "match_method", "match_confidence", "reject_reason", "asset_id", "variant_id",
-        "anomaly_flags", "resolved_at",
-    )  # fmt: skip
     conn.execute(
         statement,
         [
-            {"nid": d["id"], **{c: d[c] for c in columns}}
+            {"nid": d["id"], **{c: d[c] for c in _DECISION_COLUMNS}}
             for d in sorted(decisions, key=lambda d: str(d["id"]))
         ],
     )
