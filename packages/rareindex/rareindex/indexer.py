@@ -402,7 +402,6 @@ def _lot_rows(record: AuctionLot, ctx: _Context) -> tuple[dict[str, Any], dict[s
     )
     hammer = record.hammer_price.amount if record.hammer_price else None
     realised = record.price_realised.amount if record.price_realised else None
-    premium = realised - hammer if realised is not None and hammer is not None else None
     auction = {
         "source_id": ctx.source_id,
         "external_id": record.auction_id,
@@ -419,7 +418,7 @@ def _lot_rows(record: AuctionLot, ctx: _Context) -> tuple[dict[str, Any], dict[s
         "currency": currency,
         "hammer_price": hammer,
         "buyer_premium_rate": record.buyer_premium_rate,
-        "buyer_premium": premium,
+        "buyer_premium": None,  # realised - hammer, derived once the lot is merged (storage)
         "price_realised": realised,
         "estimate_low": record.estimate_low.amount if record.estimate_low else None,
         "estimate_high": record.estimate_high.amount if record.estimate_high else None,

@@ -314,9 +314,9 @@ def write_auction_lots(
 
 
 def _derive_premiums(conn: Connection, lots: list[dict[str, Any]]) -> None:
-    """A lot whose page gave the price realised and whose PDF line gave the hammer (or the other
-    way round) has both halves only once merged: its buyer's premium is their difference. Stored,
-    and set on the returned rows (a premium a source states wins over it at the next merge)."""
+    """A lot's buyer's premium is the price realised less the hammer, known only once both are:
+    on one record, or after its page and its PDF line (each with one half) merged. Stored, and
+    set on the returned rows; a premium a row states is kept."""
     derived = [
         lot
         for lot in lots
