@@ -168,15 +168,13 @@ def _budgeted_fetch(router: Router, engines: Sequence[EngineName], budget: UrlBu
     return fetch
 
 
-async def _keep_lease(
-    db: Engine, run: RunHandle, lease_seconds: float, lost: list[LeaseLost]
-) -> None:
+async def _keep_lease(db: Engine, run: RunHandle, lost: list[LeaseLost]) -> None:
     """Renew the run's lease every third of its length while the crawl waits between commits
     (a slow host, a long ``Retry-After``): a live run is never taken over for being slow. A
     renewal that finds the run taken over is put in ``lost`` and the crawl stops at its next
     record; one that fails otherwise (the database away) is tried again next period."""
     while True:
-        await asyncio.sleep(lease_seconds / 3)
+        await asyncio.sleep(run.lease_seconds / 3)
         try:
             renew_lease(db, run)
         except LeaseLost as exc:
@@ -286,7 +284,7 @@ async def run_connector(
 
     outcome, status, reason, error = "complete", "succeeded", None, None
     lease_lost: list[LeaseLost] = []
-    heartbeat = asyncio.create_task(_keep_lease(db, run, lease_seconds, lease_lost))
+    heartbeat = asyncio.create_task(_keep_lease(db, run, lease_lost))
     crawl = connector.crawl(ctx)
     try:
         async for record in crawl:
@@ -323,6 +321,7 @@ async def run_connector(
             reason = "lease_lost"
     finally:
         heartbeat.cancel()
+        await asyncio.wait([heartbeat])  # it ends before the run does (a cancel of ours propagates)
         close = getattr(crawl, "aclose", None)
         if close is not None:
             await close()
