@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, func, insert, select
+from sqlalchemy import Engine, func, insert, select, text
 
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.schema import connectors, raw_records, sources
-from rareindex_connectors import RawRecordInput, content_hash
+from rareindex_connectors import RawRecordInput, canonical_json, content_hash
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -116,6 +118,30 @@ def test_round_trip_keeps_versions_hash_and_snapshot_outside_the_row(
     assert (stored.connector_version, stored.parser_version) == ("1.2", "3")
     assert stored.engine == "firecrawl" and stored.fetched_at == T0
     assert stored.id.startswith("raw_")
+
+
+def test_postgres_keeps_the_payload_as_the_text_its_hash_was_computed_over(
+    any_engine: Engine, store: RawRecordStore
+) -> None:
+    payload = {"title": "Carte Pokémon", "b": [1, 2.5, None], "a": {"z": True, "y": "x"}}
+    record = RawRecordInput(external_id="p8", url="https://s.example/p8", payload=payload)
+    result = _put(any_engine, store, record)
+    with any_engine.connect() as conn:
+        stored = conn.execute(
+            text("SELECT payload FROM raw_records WHERE id = :id"), {"id": result.raw_id}
+        ).scalar_one()
+        assert store.get(conn, result.raw_id).payload == payload
+        if any_engine.dialect.name == "postgresql":
+            # json, not jsonb (migration 0007): the row holds the canonical text byte for
+            # byte; jsonb would have re-encoded it ('{"a": {"y": "x", ...').
+            as_text = conn.execute(
+                text("SELECT payload::text FROM raw_records WHERE id = :id"),
+                {"id": result.raw_id},
+            ).scalar_one()
+            assert as_text == canonical_json(payload)
+            assert hashlib.sha256(as_text.encode()).hexdigest() == content_hash(payload)
+        else:
+            assert stored == payload or json.loads(stored) == payload
 
 
 def test_a_rolled_back_transaction_leaves_no_row_and_no_dedupe_key(

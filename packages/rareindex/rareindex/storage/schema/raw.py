@@ -11,6 +11,7 @@ key, because PostgreSQL would need the partition key in every reference.
 from __future__ import annotations
 
 from sqlalchemy import (
+    JSON,
     CheckConstraint,
     Column,
     Float,
@@ -37,7 +38,8 @@ raw_records = Table(
     Column("run_id", Text),
     Column("external_id", Text, nullable=False),
     Column("url", Text, nullable=False),
-    Column("payload", JSONDoc),
+    # json, not jsonb: the captured text as hashed, and no parse per insert (migration 0007)
+    Column("payload", JSON()),
     Column("snapshot_ref", Text, comment="sha256 of the snapshot in the blob store"),
     Column("snapshot_size", Integer),
     Column("engine", Text, nullable=False),
