@@ -138,6 +138,18 @@ def scratch_postgres() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def settle(db_url: str) -> None:
+    """Start every measured PostgreSQL phase from the same quiet server: vacuum and analyse what
+    the earlier phases wrote (so autovacuum does not wake up inside the next measurement) and
+    checkpoint (so no phase pays for another's full-page writes or a checkpoint forced by WAL)."""
+    import psycopg
+
+    dsn = db_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")
+        conn.execute("CHECKPOINT")
+
+
 def rss_mb(field: str = "VmRSS") -> float:
     """This process's resident set now (``VmHWM``: its peak), in MiB, from /proc (Linux)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -701,12 +713,15 @@ def main() -> None:
                         "rareindex → SQLite", sqlite, port, pages, work / "b1", slug=slug
                     )
                 )
+                settle(pg)
                 runs["pg"].append(
                     crawl_rareindex(
                         "rareindex → PostgreSQL", pg, port, pages, work / "b2", slug=slug
                     )
                 )
+                settle(pg)
                 runs["copy"].append(ingest_copy(pg, rows, table=f"bench_copy_{k}"))
+                settle(pg)
                 runs["commit"].append(
                     ingest_commit_batch(pg, rows, work / "b3", slug=f"bench-ingest-{k}")
                 )
