@@ -355,6 +355,8 @@ class FaultyWeb:
     port: int = 0
     hits: list[Hit] = field(default_factory=list)
     delay_s: dict[str, float] = field(default_factory=dict)
+    delay_paged_only: bool = False
+    """Delay only requests with a query string (the feeds' list pages), not fetches by id."""
     faults: dict[str, Fault] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     inner: Any = None
@@ -387,7 +389,7 @@ class FaultyWeb:
             with self.lock:
                 self.hits.append(hit)
             delay = self.delay_s.get(host, 0.0)
-            if delay:
+            if delay and (hit.query or not self.delay_paged_only):
                 await asyncio.sleep(delay)
             fault = self.faults.get(host)
             answer = await fault(hit.path, hit.query) if fault else None

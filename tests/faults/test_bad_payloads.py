@@ -40,6 +40,7 @@ from rareindex.storage.queue import enqueue_run
 from rareindex.storage.runs import connector_cursor
 from rareindex.storage.schema import connector_runs, normalized_records, raw_records
 from rareindex_connectors import ParseReason
+from rareindex_connectors.testing.sites.woo_data import woo_data
 
 from .conftest import FaultyWeb, OwnRedis, Processes, connectors_dir, fleet_env, wait_until
 
@@ -200,7 +201,12 @@ def test_broken_payloads_are_kept_counted_and_never_crash_a_worker(
     assert len([k for k in kept if k[0] == "cards-shop"]) == 300  # pages 1-3
     assert (comics.status, comics.failure_reason) == ("failed", "parse_error")
     assert "page=2" in comics.error and "encoding_error" in comics.error
-    assert len([k for k in kept if k[0] == "comics-woo"]) == 100  # page 1
+    page_1 = woo_data(7, COMICS).products[:100]  # with the variations of its variable products
+    variations = {f"{p['id']}:{v['id']}" for p in page_1 for v in p["variations"]}
+    assert (
+        variations
+        and {e for c, e in kept if c == "comics-woo"} == {str(p["id"]) for p in page_1} | variations
+    )
     assert (coins.status, coins.failure_reason) == ("failed", "permanent")
     assert "ResponseTooLarge" in coins.error
     assert not [k for k in kept if k[0] == "coins-woo"]

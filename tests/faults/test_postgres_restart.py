@@ -1,7 +1,7 @@
 """Fault: PostgreSQL crashes and comes back while a fleet is crawling.
 
-A scheduler and a worker process crawl the fake web's three stores (pages slowed to 150 ms, so
-runs are mid-way) on a PostgreSQL of the test's own. Once some batches are committed, the server
+A scheduler and a worker process crawl the fake web's three stores (list pages slowed to 150 ms,
+so runs are mid-way) on a PostgreSQL of the test's own. Once some batches are committed, the server
 is stopped in immediate mode (every connection cut, no checkpoint, crash recovery on start) and
 started again two seconds later.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine, func, select
@@ -51,10 +52,8 @@ def expected_ids() -> dict[str, set[str]]:
     w = world.build_world(7)
     return {
         "cards-shop": {str(p["id"]) for p in shop_data(7).products},
-        "comics-woo": {
-            str(p["id"]) for p in woo_data.build_woo(7, woo_data.COMICS_HOST, w).products
-        },
-        "coins-woo": {str(p["id"]) for p in woo_data.build_woo(7, woo_data.COINS_HOST, w).products},
+        "comics-woo": woo_data.build_woo(7, woo_data.COMICS_HOST, w).external_ids,
+        "coins-woo": woo_data.build_woo(7, woo_data.COINS_HOST, w).external_ids,
     }
 
 
@@ -91,6 +90,7 @@ def test_fleet_survives_a_postgres_crash_and_resumes_its_runs(
     upgrade(db)
     for host in HOSTS.values():
         faulty_web.delay_s[host] = 0.15
+    faulty_web.delay_paged_only = True  # comics-woo's 204 variations come at full speed
     env = fleet_env(
         database_url=own_postgres.url,
         broker_url=own_redis.url,
@@ -112,13 +112,12 @@ def test_fleet_survives_a_postgres_crash_and_resumes_its_runs(
         own_postgres.crash()
         time.sleep(2.0)
         own_postgres.start()
-        back = time.monotonic()
-        wait_until(
+        back = datetime.now(UTC)
+        wait_until(  # the take-over is timed below; this bounds the rest of the crawls too
             lambda: {s for s, status, *_ in runs(db) if status == "succeeded"} == set(PAGE_SIZES),
-            timeout=LEASE_S + 40,
-            what="every store to have a succeeded run within about a lease of the restart",
+            timeout=LEASE_S + 90,
+            what="every store to have a succeeded run after the restart",
         )
-        resumed_s = time.monotonic() - back
         assert fleet.alive(), fleet.logs()
         found = stored(db)
         after = runs(db)
@@ -135,8 +134,12 @@ def test_fleet_survives_a_postgres_crash_and_resumes_its_runs(
     assert "scheduler.tick_failed" in fleet.log("scheduler")  # it saw the outage, and lived
     # The scheduler's sweep re-sent them once their lease lapsed (their actor's retry came while
     # it was still live), well before the 30-minute resend_after.
-    assert events(fleet.log("scheduler"), "scheduler.resent"), fleet.log("scheduler")[-3000:]
-    assert resumed_s < LEASE_S + 30, resumed_s
+    resent = events(fleet.log("scheduler"), "scheduler.resent")
+    assert resent, fleet.log("scheduler")[-3000:]
+    # ... within about a lease of the restart (the rest of each crawl then takes what it takes:
+    # comics-woo alone fetches 200 variations one by one).
+    first_resent = min(datetime.fromisoformat(str(e["timestamp"])) for e in resent)
+    assert (first_resent - back).total_seconds() < LEASE_S + 30, (first_resent, back)
     # One holder at a time: no run succeeded twice (a fenced-out holder commits nothing).
     finished = Counter(
         e["run"]

@@ -57,6 +57,7 @@ from rareindex_connectors import (
 )
 from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
 from rareindex_connectors.testing.sites.shopify_data import shop_data
+from rareindex_connectors.testing.sites.woo_data import woo_data
 from tests.cli_helpers import run_cli
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
@@ -334,13 +335,15 @@ def test_percent_comes_from_the_connector_s_total_pages(
     any_engine: Engine, settings: Settings
 ) -> None:
     connector = REGISTRY.get("comics-woo")  # 320 products, 100 a page: X-WP-TotalPages 4
+    store = woo_data(7, "comics-woo.fake.test")
+    records = len(store.external_ids)  # each variation of a variable product is its own record
     _setup(any_engine, connector)
     backfill_id = start_backfill(any_engine, "comics-woo", page_budget=1)
     first = _slice(connector, backfill_id, any_engine, settings).backfill
     assert (first.total_pages, first.percent, first.status) == (4, 25.0, "running")
     result = _campaign(connector, backfill_id, any_engine, settings)
     assert (result.slices, result.backfill.status, result.backfill.percent) == (3, "completed", 100)
-    assert result.backfill.items_processed == 320 and len(_stored_ids(any_engine)) == 320
+    assert result.backfill.items_processed == records == len(_stored_ids(any_engine)) == 524
 
 
 def test_pause_between_slices_then_resume_fetches_every_page_once(

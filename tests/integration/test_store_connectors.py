@@ -78,6 +78,41 @@ def test_a_shopify_crawl_stores_exactly_the_store_s_products(
     assert (again.records, again.dupes) == (0, len(truth))
 
 
+def test_a_woocommerce_crawl_stores_every_variation_of_a_variable_product(
+    sqlite_engine: Engine, local_settings: Settings, tmp_path: Path
+) -> None:
+    """A variable product's list entry carries only its variations' ids and a price range: the
+    crawl fetches each variation by id, and each becomes a listing with its own price."""
+    store = woo_data(7, "comics-woo.fake.test")
+    connector = REGISTRY.get("comics-woo")
+    summary = _crawl_all(connector, sqlite_engine, local_settings, tmp_path)
+    variations = {f"{v['parent']}:{v['id']}": v for v in store.variations.values()}
+    truth = store.external_ids
+    assert truth == {str(p["id"]) for p in store.products} | set(variations)
+    assert len(variations) >= 100 and len(store.products) >= 300
+    with sqlite_engine.connect() as conn:
+        stored = list(conn.execute(select(raw_records.c.external_id)).scalars())
+    assert sorted(stored) == sorted(truth)
+    assert (summary.status, summary.records) == ("succeeded", len(truth))
+    raws = RawRecordStore(BlobStore(tmp_path))
+    with sqlite_engine.connect() as conn:
+        by_external = {
+            raw.external_id: raw
+            for raw in raws.get_many(conn, summary.raw_ids, with_snapshot=False).values()
+        }
+    for external_id, variation in variations.items():
+        (listing,) = connector.normalize(by_external[external_id])
+        assert isinstance(listing, Listing)
+        assert listing.external_id == external_id
+        assert listing.price.amount == Decimal(variation["prices"]["price"]).scaleb(-2)
+        assert listing.title.endswith(variation["variation"])  # "... - Condition: VF 8.0"
+    for product in store.products:
+        if product["type"] == "variable":  # a price range is no ask: no listing of its own
+            assert connector.normalize(by_external[str(product["id"])]) == []
+    again = _crawl_all(connector, sqlite_engine, local_settings, tmp_path)
+    assert (again.records, again.dupes) == (0, len(truth))
+
+
 def test_woocommerce_minor_units_come_from_the_feed(
     local_settings: Settings, sqlite_engine: Engine, tmp_path: Path
 ) -> None:

@@ -130,6 +130,7 @@ class _Batch:
         self.records: list[RawRecordInput] = []
         self.credits: list[CostEntry] = []
         self.pages_seen = 0
+        self.reported_pages: int | None = None  # pages the connector reported (None: it does not)
 
     def charge(self, entry: CostEntry) -> None:
         self.credits.append(entry)
@@ -232,6 +233,8 @@ async def run_connector(
     reported: dict[str, Any] = {}  # the latest total_pages / reached_date, for the backfill row
 
     def report(progress: Progress) -> None:
+        if progress.pages:
+            batch.reported_pages = (batch.reported_pages or 0) + progress.pages
         if progress.total_pages is not None:
             reported["total_pages"] = progress.total_pages
         if progress.reached_date is not None:
@@ -267,6 +270,7 @@ async def run_connector(
             parser_version=connector.parser_version,
             cursor=cursor,
             pages=pages,
+            backfill_pages=batch.reported_pages,
             credits=batch.credits,
             url_states=budget.take_pending(),
             progress=reported,
@@ -278,6 +282,8 @@ async def run_connector(
         batch.records.clear()
         batch.credits.clear()
         batch.pages_seen += pages
+        if batch.reported_pages is not None:
+            batch.reported_pages = 0  # a reporter: later batches count from zero, not fetches
         next_commit = time.monotonic() + commit_every_s
         if on_progress:
             on_progress(summary, None)

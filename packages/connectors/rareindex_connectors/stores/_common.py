@@ -14,7 +14,10 @@ from .._raw import RawRecordInput
 from ..adapters.pagination import Extractor, PageNumber, PageRequest, paginate
 from .config import StoreConfig
 
-__all__ = ["StoreConnector", "crawl_collections", "probe"]
+__all__ = ["Expander", "StoreConnector", "crawl_collections", "probe"]
+
+Expander = Callable[[Mapping[str, Any], CrawlContext], AsyncIterator[RawRecordInput] | None]
+"""What a product leads to beyond itself: an iterator of raw records, or ``None`` (nothing)."""
 
 
 async def crawl_collections(
@@ -25,8 +28,13 @@ async def crawl_collections(
     extract: Extractor,
     record: Callable[[Mapping[str, Any], FetchResult], RawRecordInput],
     max_pages: int,
+    expand: Expander | None = None,
 ) -> AsyncIterator[RawRecordInput]:
     """Every item of every collection, one raw record each, the cursor moved after each page.
+
+    ``expand(item, ctx)`` may return the records an item leads to beyond itself (a WooCommerce
+    variable product's variations, fetched one by one); they are yielded right after the item,
+    before the cursor moves past its page, so a crash re-fetches them with the page.
 
     A finished sweep leaves the cursor at the start with ``sweeps`` counted, so the next
     incremental run sweeps again (unchanged items are dupes, not rows).
@@ -57,6 +65,10 @@ async def crawl_collections(
         ):
             for item in page.items:
                 yield record(item, page.result)
+                more = expand(item, ctx) if expand is not None else None
+                if more is not None:
+                    async for child in more:
+                        yield child
             last_next = page.next_request
             if last_next is not None:
                 ctx.set_cursor(
@@ -109,6 +121,13 @@ class StoreConnector:
     def record(self, product: Mapping[str, Any], result: FetchResult) -> RawRecordInput:
         raise NotImplementedError
 
+    def expand(
+        self, product: Mapping[str, Any], ctx: CrawlContext
+    ) -> AsyncIterator[RawRecordInput] | None:
+        """The records ``product`` leads to beyond itself; ``None``: nothing (a Shopify product
+        carries all its variants)."""
+        return None
+
     async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
         collections: tuple[str | None, ...] = self.config.collections or (None,)
         async for item in crawl_collections(
@@ -118,5 +137,6 @@ class StoreConnector:
             extract=type(self).extract,
             record=self.record,
             max_pages=self.config.max_pages,
+            expand=self.expand,
         ):
             yield item

@@ -1,8 +1,12 @@
 """``WooCommerceStoreConnector``: a WooCommerce Store API as a config-only connector.
 
 Crawls ``/wp-json/wc/store/v1/products`` 100 products a page (``X-WP-TotalPages`` / ``Link``
-and an empty page end it); one raw record per product; ``normalize()`` reads minor-unit prices
-with the payload's own ``currency_minor_unit``. Configured ``collections`` are category slugs.
+and an empty page end it); one raw record per product. A ``variable`` product's own price is only
+its cheapest variation's, so it yields no listing: each of its ``variations`` is fetched from
+``/products/<id>`` right after it and stored as its own raw record (external id
+``"<parent>:<id>"``); a variation gone by then (404/410) is logged and skipped. ``normalize()``
+reads minor-unit prices with the payload's own ``currency_minor_unit``. Configured
+``collections`` are category slugs.
 
 Example:
     >>> connector = WooCommerceStoreConnector.from_config(
@@ -14,11 +18,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from .._context import CrawlContext, FetchResult
-from .._errors import ParseError, ParseReason
+from .._errors import ParseError, ParseReason, PermanentFetchError
 from .._health import ConnectorHealth
 from .._normalized import NormalizedRecord
 from .._raw import RawRecord, RawRecordInput
@@ -56,16 +60,61 @@ class WooCommerceStoreConnector(StoreConnector):
                 ParseReason.UNEXPECTED_SHAPE, "a product object with an id", snippet=repr(product)
             )
         url = product.get("permalink") or f"{self.config.origin}/?p={product['id']}"
+        parent = product.get("parent") if product.get("type") == "variation" else None
         return RawRecordInput(
-            external_id=str(product["id"]),
+            external_id=f"{parent}:{product['id']}" if parent else str(product["id"]),
             url=str(url),
             payload=dict(product),
             engine=result.engine,
             http_status=result.status,
         )
 
+    def expand(
+        self, product: Mapping[str, Any], ctx: CrawlContext
+    ) -> AsyncIterator[RawRecordInput] | None:
+        if not isinstance(product, Mapping) or product.get("type") != "variable":
+            return None
+        return self._variations(product, ctx)
+
+    async def _variations(
+        self, product: Mapping[str, Any], ctx: CrawlContext
+    ) -> AsyncIterator[RawRecordInput]:
+        """Each variation of a variable product, fetched by id (the list carries only ids)."""
+        children = product.get("variations")
+        ids = [c.get("id") for c in children if isinstance(c, Mapping)] if children else []
+        for child in ids:
+            if not isinstance(child, int) or isinstance(child, bool):
+                raise ParseError(
+                    ParseReason.INVALID_TYPE,
+                    "variations carry ids",
+                    field="variations",
+                    snippet=repr(children)[:200],
+                )
+            url = f"{self.config.origin}{WOO_PRODUCTS_PATH}/{child}"
+            try:
+                result = await ctx.fetch(url, expect="json")
+            except PermanentFetchError as exc:
+                if exc.status not in (404, 410):
+                    raise
+                ctx.log.warning(
+                    "variation_gone", url=url, parent=product.get("id"), status=exc.status
+                )
+                continue
+            variation = result.json()
+            if not isinstance(variation, Mapping) or variation.get("id") != child:
+                raise ParseError(
+                    ParseReason.UNEXPECTED_SHAPE,
+                    f"variation {child} as one product object",
+                    snippet=repr(variation)[:200],
+                )
+            yield self.record(variation, result)
+
     def normalize(self, raw: RawRecord) -> list[NormalizedRecord]:
-        page = parse_woo_products([raw.payload], category=self.config.default_category)
+        payload = raw.payload
+        if isinstance(payload, dict) and payload.get("type") == "variation":
+            page = parse_woo_product(payload, category=self.config.default_category)
+        else:
+            page = parse_woo_products([payload], category=self.config.default_category)
         return list(page.listings)
 
     async def health_check(self, ctx: CrawlContext) -> ConnectorHealth:

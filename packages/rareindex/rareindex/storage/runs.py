@@ -270,11 +270,16 @@ def commit_batch(
     parser_version: str,
     cursor: dict[str, Any] | None,
     pages: int = 0,
+    backfill_pages: int | None = None,
     credits: Sequence[CostEntry] = (),
     progress: Mapping[str, Any] | None = None,
     url_states: Sequence[UrlState] = (),
 ) -> BatchResult:
-    """Store ``records`` and advance the cursor to ``cursor`` in one fenced transaction."""
+    """Store ``records`` and advance the cursor to ``cursor`` in one fenced transaction.
+
+    ``pages`` (the fetches behind the batch) go to the run; a backfill counts
+    ``backfill_pages`` when given: the pages its connector reported, in the unit of its
+    ``total_pages`` (a variation fetched by id is a fetch, not a page of the listing)."""
     result = BatchResult()
     with engine.begin() as conn:
         stored = store.insert_many(
@@ -313,7 +318,8 @@ def commit_batch(
                     .where(connector_backfills.c.id == run.backfill_id)
                     .values(
                         last_cursor=cursor,
-                        pages_processed=connector_backfills.c.pages_processed + pages,
+                        pages_processed=connector_backfills.c.pages_processed
+                        + (pages if backfill_pages is None else backfill_pages),
                         items_processed=connector_backfills.c.items_processed + len(records),
                         **dict(progress or {}),
                     )

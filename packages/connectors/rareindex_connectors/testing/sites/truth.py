@@ -78,18 +78,21 @@ def appearances(seed: int) -> tuple[Appearance, ...]:
     for host in (COMICS_HOST, COINS_HOST):
         store = woo_data(seed, host)
         for product in store.products:
-            prices = product["prices"]
-            found.append(
-                Appearance(
-                    host,
-                    f"/wp-json/wc/store/v1/products/{product['id']}",
-                    store.copies[product["id"]],
-                    "ask",
-                    int(prices["price"]),
-                    prices["currency_code"],
-                    prices["currency_minor_unit"],
+            # a variable product asks nothing itself: each of its variations does
+            children = [store.variations[v["id"]] for v in product["variations"]]
+            for offer in children or [product]:
+                prices = offer["prices"]
+                found.append(
+                    Appearance(
+                        host,
+                        f"/wp-json/wc/store/v1/products/{offer['id']}",
+                        store.copies[offer["id"]],
+                        "ask",
+                        int(prices["price"]),
+                        prices["currency_code"],
+                        prices["currency_minor_unit"],
+                    )
                 )
-            )
     for lot in auction_data(seed).lots():
         kind: Literal["sold", "unsold"] = "sold" if lot.sold else "unsold"
         for n, copy in enumerate(lot.copies):

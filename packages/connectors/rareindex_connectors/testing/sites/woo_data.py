@@ -3,7 +3,9 @@
 ``comics-woo.fake.test`` sells comics in GBP (``currency_minor_unit`` 2); ``coins-woo.fake.test``
 sells US coins in Kuwaiti dinars, whose minor unit is **3** (``"125500"`` = 125.500 KWD). Prices
 are strings in minor units (DOMAIN §6.2). Raw comics are sometimes ``variable`` products with a
-``Condition`` attribute; graded ones carry grader, grade and cert as product attributes.
+``Condition`` attribute: the list carries only their variations' ids, and each variation (its own
+price per condition) is served by id; graded ones carry grader, grade and cert as product
+attributes.
 
 URLs inside products use the store's configured address (``http://<host>``); the handler
 rewrites it to the origin the client used.
@@ -61,8 +63,19 @@ class WooData:
     currency: Currency
     products: tuple[dict[str, Any], ...]
     copies: dict[int, Copy]
-    """Product id -> the copy it sells."""
+    """Product (or variation) id -> the copy it sells."""
     by_id: dict[int, dict[str, Any]]
+    """Products and variations by id (``/products/<id>`` serves both)."""
+    variations: dict[int, dict[str, Any]]
+    """Variation id -> the variation, as ``/products/<id>`` returns it."""
+
+    @property
+    def external_ids(self) -> set[str]:
+        """The external ids a full crawl of the store stores: every product's id, and
+        ``"<parent>:<id>"`` for every variation of a variable product."""
+        products = {str(p["id"]) for p in self.products}
+        return products | {f"{v['parent']}:{v['id']}" for v in self.variations.values()}
+
     by_slug: dict[str, dict[str, Any]]
 
 
@@ -84,7 +97,8 @@ def build_woo(seed: int, host: str, world_: World) -> WooData:
         currency=builder.currency,
         products=products,
         copies=builder.copies,
-        by_id={p["id"]: p for p in products},
+        by_id={p["id"]: p for p in products} | builder.variations,
+        variations=builder.variations,
         by_slug={p["slug"]: p for p in products},
     )
 
@@ -120,6 +134,7 @@ class _Builder:
         self.currency = GBP if host == COMICS_HOST else KWD
         self.products: list[dict[str, Any]] = []
         self.copies: dict[int, Copy] = {}
+        self.variations: dict[int, dict[str, Any]] = {}
         self.slugs: set[str] = set()
         self.next_id = 1180
         self.terms: dict[str, int] = {}
@@ -161,6 +176,7 @@ class _Builder:
         attributes = self._attributes(copy)
         variations: list[dict[str, Any]] = []
         price_range = None
+        amounts: list[int] = []  # a variable product's price per condition
         if variable:
             amounts = [int(price * f) for _, f in COMIC_CONDITIONS]
             price_range = {"min_amount": str(min(amounts)), "max_amount": str(max(amounts))}
@@ -267,6 +283,66 @@ class _Builder:
         }
         self.products.append(product)
         self.copies[product_id] = copy
+        if variable:  # no draw from rng: the rest of the store stays as it was
+            for child, (condition, _), amount in zip(
+                variations, COMIC_CONDITIONS, amounts, strict=True
+            ):
+                self.variations[child["id"]] = self._variation(product, child, condition, amount)
+                self.copies[child["id"]] = copy
+
+    def _variation(
+        self, parent: dict[str, Any], child: dict[str, Any], condition: str, amount: int
+    ) -> dict[str, Any]:
+        """One variation as the Store API returns it by id: the parent's name, SKU, images and
+        categories (WooCommerce falls back to them), its own price and ``variation`` text."""
+        cur, variation_id = self.currency, child["id"]
+        condition_slug = child["attributes"][0]["value"]
+        return {
+            "id": variation_id,
+            "name": parent["name"],
+            "slug": f"{parent['slug']}-{condition_slug}",
+            "parent": parent["id"],
+            "type": "variation",
+            "variation": f"Condition: {condition}",
+            "permalink": f"{parent['permalink']}?attribute_pa_condition={condition_slug}",
+            "sku": parent["sku"],
+            "short_description": "",
+            "description": parent["description"],
+            "on_sale": False,
+            "prices": parent["prices"]
+            | {
+                "price": str(amount),
+                "regular_price": str(amount),
+                "sale_price": str(amount),
+                "price_range": None,
+            },
+            "price_html": price_html(amount, cur),
+            "average_rating": "0",
+            "review_count": 0,
+            "images": parent["images"],
+            "categories": parent["categories"],
+            "tags": parent["tags"],
+            "brands": parent["brands"],
+            "attributes": [],
+            "variations": [],
+            "has_options": False,
+            "is_purchasable": True,
+            "is_in_stock": parent["is_in_stock"],
+            "is_on_backorder": False,
+            "low_stock_remaining": None,
+            "stock_availability": parent["stock_availability"],
+            "sold_individually": True,
+            "add_to_cart": {
+                "text": "Add to basket",
+                "description": f"Add &ldquo;{html.escape(parent['name'])}&rdquo; to your basket",
+                "url": f"?add-to-cart={variation_id}",
+                "single_text": "Add to basket",
+                "minimum": 1,
+                "maximum": 1,
+                "multiple_of": 1,
+            },
+            "extensions": {},
+        }
 
     def _attributes(self, copy: Copy) -> list[dict[str, Any]]:
         grade, item = copy.grade, copy.item

@@ -1,0 +1,79 @@
+"""The WooCommerce store connector fetches a variable product's variations by id; one gone by
+then (404/410) is skipped, any other failure ends the crawl like a failed page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from rareindex_connectors import CrawlContext, PermanentFetchError, RawRecordInput
+from rareindex_connectors._context import FetchResult
+from rareindex_connectors.stores import WooCommerceStoreConnector
+
+ORIGIN = "https://comics.example"
+API = f"{ORIGIN}/wp-json/wc/store/v1/products"
+
+
+def _product(pid: int, **extra: Any) -> dict[str, Any]:
+    base = {"id": pid, "name": f"Comic {pid}", "type": "simple", "permalink": f"{ORIGIN}/p/{pid}/"}
+    return base | extra
+
+
+def _connector() -> WooCommerceStoreConnector:
+    return WooCommerceStoreConnector.from_config(  # type: ignore[return-value]
+        {"source": "Comics", "base_url": ORIGIN, "currency": "GBP", "categories": ["comic"]},
+        slug="comics",
+    )
+
+
+def _crawl(pages: dict[str, Any], *, missing: dict[int, int] | None = None) -> list[RawRecordInput]:
+    """Crawl a store whose list is ``pages['list']`` and whose products by id are the rest."""
+    fetched: list[str] = []
+
+    async def fetch(url: str, **kwargs: Any) -> FetchResult:
+        fetched.append(url)
+        if url == API:
+            page = kwargs["params"]["page"]
+            body = pages["list"] if page == 1 else []
+            return FetchResult(url, 200, json.dumps(body).encode(), "api")
+        child = int(url.rsplit("/", 1)[1])
+        if missing and child in missing:
+            status = missing[child]
+            raise PermanentFetchError(f"HTTP {status}", url=url, status=status)
+        return FetchResult(url, 200, json.dumps(pages[str(child)]).encode(), "api")
+
+    async def go() -> list[RawRecordInput]:
+        ctx = CrawlContext(connector_id="comics", fetch=fetch)
+        return [record async for record in _connector().crawl(ctx)]
+
+    return asyncio.run(go())
+
+
+STORE = {
+    "list": [
+        _product(10),
+        _product(20, type="variable", variations=[{"id": 21}, {"id": 22}]),
+        _product(30),
+    ],
+    "21": _product(21, type="variation", parent=20, variation="Condition: VF 8.0"),
+    "22": _product(22, type="variation", parent=20, variation="Condition: FN 6.0"),
+}
+
+
+def test_variations_follow_their_parent_as_records_of_their_own() -> None:
+    records = _crawl(STORE)
+    assert [r.external_id for r in records] == ["10", "20", "20:21", "20:22", "30"]
+    assert records[2].payload["variation"] == "Condition: VF 8.0"
+
+
+def test_a_variation_gone_since_the_list_was_read_is_skipped() -> None:
+    records = _crawl(STORE, missing={21: 404})
+    assert [r.external_id for r in records] == ["10", "20", "20:22", "30"]
+
+
+def test_any_other_refusal_of_a_variation_ends_the_crawl() -> None:
+    with pytest.raises(PermanentFetchError, match="HTTP 403"):
+        _crawl(STORE, missing={22: 403})
