@@ -78,8 +78,12 @@ def demo(ctx: typer.Context) -> None:
     with console.status("normalizing and resolving…"):
         result = process(engine, registry, raw_ids, blobs=BlobStore(settings.blob_dir))
     n, r = result.normalized, result.resolved
+    # no_records is a rejection, not a failure: a WooCommerce variable product yields nothing
+    # itself (its variations are records of their own)
+    empty = n.reasons["no_records"]
     console.print(
-        f"pipeline: {n.raw} raw records normalized into {n.records} records ({n.failed} failed); "
+        f"pipeline: {n.raw} raw records normalized into {n.records} records "
+        f"({n.failed - empty} failed, {empty} with no record of their own); "
         f"resolved {r.resolved}: {r.matched} matched, {r.unmatched} unmatched, "
         f"{r.anomalies} price anomalies flagged"
     )
@@ -112,12 +116,14 @@ def demo(ctx: typer.Context) -> None:
 
 def collected_table(engine: Engine, registry: Registry) -> Table:
     """What the crawl collected and the normalizer made of it: per connector, raw records, the
-    normalized records by kind, the failures by reason, and how many resolved to an asset."""
+    normalized records by kind, those that gave no record by reason (``no_records``: nothing to
+    normalize, such as a variable product whose variations are records of their own; any other
+    reason: a failure), and how many resolved to an asset."""
     table = Table(
         "connector",
         "raw records",
         "normalized to",
-        "failed (reason)",
+        "not normalized (reason)",
         "matched to an asset",
         title="What it collected",
     )
