@@ -80,10 +80,10 @@ def demo(ctx: typer.Context) -> None:
     n, r = result.normalized, result.resolved
     # no_records is a rejection, not a failure: a WooCommerce variable product yields nothing
     # itself (its variations are records of their own)
-    empty = n.reasons["no_records"]
+    no_record = n.reasons["no_records"]
     console.print(
         f"pipeline: {n.raw} raw records normalized into {n.records} records "
-        f"({n.failed - empty} failed, {empty} with no record of their own); "
+        f"({n.failed - no_record} failed, {no_record} with no record of their own); "
         f"resolved {r.resolved}: {r.matched} matched, {r.unmatched} unmatched, "
         f"{r.anomalies} price anomalies flagged"
     )
