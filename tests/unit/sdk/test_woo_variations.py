@@ -22,19 +22,19 @@ def _product(pid: int, **extra: Any) -> dict[str, Any]:
     return base | extra
 
 
-def _connector() -> WooCommerceStoreConnector:
-    return WooCommerceStoreConnector.from_config(  # type: ignore[return-value]
-        {"source": "Comics", "base_url": ORIGIN, "currency": "GBP", "categories": ["comic"]},
-        slug="comics",
-    )
+def _connector(**keys: Any) -> WooCommerceStoreConnector:
+    config = {"source": "Comics", "base_url": ORIGIN, "currency": "GBP", "categories": ["comic"]}
+    return WooCommerceStoreConnector.from_config(config | keys, slug="comics")  # type: ignore[return-value]
 
 
-def _crawl(pages: dict[str, Any], *, missing: dict[int, int] | None = None) -> list[RawRecordInput]:
+def _crawl(
+    pages: dict[str, Any], *, missing: dict[int, int] | None = None, **keys: Any
+) -> list[RawRecordInput]:
     """Crawl a store whose list is ``pages['list']`` and whose products by id are the rest."""
     fetched: list[str] = []
 
     async def fetch(url: str, **kwargs: Any) -> FetchResult:
-        fetched.append(url)
+        fetched.append(f"{url} {kwargs.get('params')}")
         if url == API:
             page = kwargs["params"]["page"]
             body = pages["list"] if page == 1 else []
@@ -47,9 +47,11 @@ def _crawl(pages: dict[str, Any], *, missing: dict[int, int] | None = None) -> l
 
     async def go() -> list[RawRecordInput]:
         ctx = CrawlContext(connector_id="comics", fetch=fetch)
-        return [record async for record in _connector().crawl(ctx)]
+        return [record async for record in _connector(**keys).crawl(ctx)]
 
-    return asyncio.run(go())
+    records = asyncio.run(go())
+    assert len(fetched) == len(set(fetched))  # nothing fetched twice
+    return records
 
 
 STORE = {
@@ -77,3 +79,8 @@ def test_a_variation_gone_since_the_list_was_read_is_skipped() -> None:
 def test_any_other_refusal_of_a_variation_ends_the_crawl() -> None:
     with pytest.raises(PermanentFetchError, match="HTTP 403"):
         _crawl(STORE, missing={22: 403})
+
+
+def test_a_store_configured_without_variations_fetches_none() -> None:
+    records = _crawl(STORE, missing={21: 403, 22: 403}, variations=False)  # never asked for
+    assert [r.external_id for r in records] == ["10", "20", "30"]

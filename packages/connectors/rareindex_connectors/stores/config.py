@@ -44,6 +44,11 @@ class StoreConfig(BaseModel):
     )
     page_size: int = Field(default=0, ge=0, description="0: the platform's maximum")
     max_pages: int = Field(default=200, ge=1, description="safety net per collection and run")
+    variations: bool = Field(
+        default=True,
+        description="WooCommerce: fetch each variation of a variable product by id (a request "
+        "each); false: a variable product gives no listing. A Shopify product carries its variants",
+    )
 
     @field_validator("currency")
     @classmethod

@@ -4,7 +4,9 @@ Crawls ``/wp-json/wc/store/v1/products`` 100 products a page (``X-WP-TotalPages`
 and an empty page end it); one raw record per product. A ``variable`` product's own price is only
 its cheapest variation's, so it yields no listing: each of its ``variations`` is fetched from
 ``/products/<id>`` right after it and stored as its own raw record (external id
-``"<parent>:<id>"``); a variation gone by then (404/410) is logged and skipped. ``normalize()``
+``"<parent>:<id>"``); a variation gone by then (404/410) is logged and skipped
+(``variations = false`` in the config turns this off: a request per variation adds up on a
+store with thousands of them). ``normalize()``
 reads minor-unit prices with the payload's own ``currency_minor_unit``. Configured
 ``collections`` are category slugs.
 
@@ -72,7 +74,9 @@ class WooCommerceStoreConnector(StoreConnector):
     def expand(
         self, product: Mapping[str, Any], ctx: CrawlContext
     ) -> AsyncIterator[RawRecordInput] | None:
-        if not isinstance(product, Mapping) or product.get("type") != "variable":
+        if not self.config.variations or not isinstance(product, Mapping):
+            return None
+        if product.get("type") != "variable":
             return None
         return self._variations(product, ctx)
 
