@@ -3,6 +3,7 @@ the database itself enforces (insert-only raw records, partitioned big tables on
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -198,3 +199,32 @@ def test_postgres_partition_maintenance_moves_rows_out_of_default(pg_engine: Eng
         # The move was allowed; an ordinary delete still is not.
     with pytest.raises(DBAPIError, match="insert-only"), pg_engine.begin() as conn:
         conn.execute(text("DELETE FROM raw_records"))
+
+
+def test_migration_0007_keeps_every_stored_raw_payload_both_ways(any_engine: Engine) -> None:
+    """jsonb -> json (and back) rewrites raw_records on PostgreSQL: every payload survives it,
+    nested values, unicode and JSON null included; the insert-only triggers do not refuse it."""
+    payload = {"title": "Carte Pokémon", "prices": [1, 2.5, None], "nested": {"a": True}}
+    upgrade(any_engine, "0006")
+    with any_engine.begin() as conn:
+        conn.execute(insert(sources).values(id="s", name="S"))
+        conn.execute(
+            insert(connectors).values(
+                id="c", source_id="s", version="1", parser_version="1", refresh_class="HOT", meta={}
+            )
+        )
+        conn.execute(
+            insert(raw_records).values(
+                id="raw_1", fetched_at=NOW, connector_id="c", external_id="1", url="https://s/1",
+                payload=payload, engine="api", content_hash="h", connector_version="1",
+                parser_version="1",
+            )
+        )  # fmt: skip
+    for revision in ("0007", "0006", "head"):
+        if revision == "0006":
+            downgrade(any_engine, revision)
+        else:
+            upgrade(any_engine, revision)
+        with any_engine.connect() as conn:
+            stored = conn.execute(text("SELECT payload FROM raw_records")).scalar_one()
+        assert (stored if isinstance(stored, dict) else json.loads(stored)) == payload, revision
