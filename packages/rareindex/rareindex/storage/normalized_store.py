@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, delete, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from .ids import stable_id
 from .schema import normalized_records, raw_records
+from .upsert import merge
 
 __all__ = [
     "NormalizedRow",
@@ -63,19 +63,18 @@ def normalized_raw_ids(
 def insert_normalized(conn: Connection, rows: Sequence[NormalizedRow]) -> set[str]:
     """Insert rows not there yet; returns the ids actually inserted (a concurrent worker's or a
     repeated row is not, so nothing downstream counts it twice)."""
-    if not rows:
-        return set()
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    statement = (
-        dialect.insert(normalized_records)
-        .on_conflict_do_nothing(index_elements=["raw_id", "parser_version", "ordinal"])
-        .returning(normalized_records.c.id)
+    # An upsert that does nothing on a clash returns only the rows it inserted. It sends them in
+    # key order (two workers inserting the same raw records wait on each other in one order,
+    # never crosswise: a deadlock), and on PostgreSQL as arrays through unnest().
+    inserted = merge(
+        conn,
+        normalized_records,
+        rows,
+        conflict=["raw_id", "parser_version", "ordinal"],
+        merged=(),
+        returning=["id"],
     )
-    # In key order: two workers inserting the same raw records wait on each other in one order,
-    # never crosswise (a deadlock).
-    ordered = sorted(rows, key=lambda r: (r["raw_id"], r["parser_version"], r["ordinal"]))
-    result = conn.execute(statement, ordered)
-    return set(result.scalars().all())
+    return {row["id"] for row in inserted}
 
 
 def discard_missing_connector_rows(conn: Connection, raw_ids: Sequence[str]) -> None:
