@@ -78,14 +78,14 @@ _Shape = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...
 
 def _execute(conn: Connection, table: Table, rows: list[dict[str, Any]], shape: _Shape) -> Any:
     if conn.dialect.name != "postgresql":
-        return conn.execute(_statement(conn.dialect.name, table, *shape), rows)
+        return conn.execute(_statement(table, shape), rows)
     columns = tuple(rows[0])
     arrays: dict[str, list[Any]] = {}
     processors = _processors(conn.dialect, table, columns)
     for i, (column, process) in enumerate(zip(columns, processors, strict=True)):
         values = [row[column] for row in rows]
         arrays[f"c{i}"] = values if process is None else [process(v) for v in values]
-    return conn.execute(_unnest_statement(table, columns, *shape), arrays)
+    return conn.execute(_unnest_statement(table, columns, shape), arrays)
 
 
 @functools.lru_cache(maxsize=256)
@@ -134,14 +134,7 @@ def _sort_key(key: tuple[Any, ...]) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _unnest_statement(
-    table: Table,
-    columns: tuple[str, ...],
-    conflict: tuple[str, ...],
-    update: tuple[str, ...],
-    merged: tuple[str, ...],
-    returning: tuple[str, ...],
-) -> Any:
+def _unnest_statement(table: Table, columns: tuple[str, ...], shape: _Shape) -> Any:
     """PostgreSQL: ``INSERT INTO t (…) SELECT * FROM unnest(CAST(:c0 AS type[]), …) ON CONFLICT
     …``, one array parameter per column (its type from the table: NULLs and empty batches need
     no guessing)."""
@@ -149,32 +142,18 @@ def _unnest_statement(
     arrays = [cast(bindparam(f"c{i}"), t) for i, t in enumerate(types)]
     source = func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
     rows = select(*(source.c[c] for c in columns))
-    statement = postgresql.insert(table).from_select(list(columns), rows)
-    return _on_conflict(statement, table, conflict, update, merged, returning)
+    return _on_conflict(postgresql.insert(table).from_select(list(columns), rows), table, shape)
 
 
 @functools.lru_cache(maxsize=256)
-def _statement(
-    dialect_name: str,
-    table: Table,
-    conflict: tuple[str, ...],
-    update: tuple[str, ...],
-    merged: tuple[str, ...],
-    returning: tuple[str, ...],
-) -> Any:
+def _statement(table: Table, shape: _Shape) -> Any:
+    """SQLite: a plain ``INSERT … ON CONFLICT``, sent as multi-row ``VALUES`` batches."""
     # Built once per shape: constructing ``excluded`` is most of an upsert's Python cost.
-    dialect = postgresql if dialect_name == "postgresql" else sqlite
-    return _on_conflict(dialect.insert(table), table, conflict, update, merged, returning)
+    return _on_conflict(sqlite.insert(table), table, shape)
 
 
-def _on_conflict(
-    statement: Any,
-    table: Table,
-    conflict: tuple[str, ...],
-    update: tuple[str, ...],
-    merged: tuple[str, ...],
-    returning: tuple[str, ...],
-) -> Any:
+def _on_conflict(statement: Any, table: Table, shape: _Shape) -> Any:
+    conflict, update, merged, returning = shape
     if not update and not merged:
         statement = statement.on_conflict_do_nothing(index_elements=list(conflict))
     else:
