@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from rareindex_connectors import CrawlContext, PermanentFetchError, RawRecordInput
+from rareindex_connectors import (
+    CrawlContext,
+    ParseError,
+    ParseReason,
+    PermanentFetchError,
+    RawRecordInput,
+)
 from rareindex_connectors._context import FetchResult
 from rareindex_connectors.stores import WooCommerceStoreConnector
 
@@ -84,3 +90,10 @@ def test_any_other_refusal_of_a_variation_ends_the_crawl() -> None:
 def test_a_store_configured_without_variations_fetches_none() -> None:
     records = _crawl(STORE, missing={21: 403, 22: 403}, variations=False)  # never asked for
     assert [r.external_id for r in records] == ["10", "20", "30"]
+
+
+def test_variations_without_integer_ids_fail_the_page_like_the_adapter_does() -> None:
+    broken = {"list": [_product(20, type="variable", variations=[{"id": "21"}])]}
+    with pytest.raises(ParseError) as caught:
+        _crawl(broken)
+    assert (caught.value.reason, caught.value.field) == (ParseReason.INVALID_TYPE, "variations")

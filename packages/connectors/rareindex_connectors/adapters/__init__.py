@@ -120,6 +120,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
         parse_woo_products,
         woo_next_page,
         woo_products_url,
+        woo_variation_ids,
     )
 
 _MODULE_OF: dict[str, str] = {
@@ -192,6 +193,7 @@ _MODULE_OF: dict[str, str] = {
     "shopify_products_url": "shopify",
     "woo_next_page": "woocommerce",
     "woo_products_url": "woocommerce",
+    "woo_variation_ids": "woocommerce",
 }
 
 __all__ = [
@@ -264,6 +266,7 @@ __all__ = [
     "shopify_products_url",
     "woo_next_page",
     "woo_products_url",
+    "woo_variation_ids",
 ]
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "parse_woo_products",
     "woo_next_page",
     "woo_products_url",
+    "woo_variation_ids",
 ]
 
 WOO_PRODUCTS_PATH = "/wp-json/wc/store/v1/products"
@@ -191,6 +192,15 @@ def _children(product: dict[str, Any], kind: str, where: str) -> list[str]:
     if ids is None or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
         raise ParseError(ParseReason.INVALID_TYPE, f"{key} carry ids", field=_at(where, key))
     return [str(i) for i in ids]
+
+
+def woo_variation_ids(product: dict[str, Any]) -> list[int]:
+    """The ids of a ``variable`` product's variations, to fetch from ``/products/<id>``.
+
+    Raises:
+        ParseError: ``invalid_type`` at ``variations`` when they do not all carry integer ids.
+    """
+    return [int(i) for i in _children(product, "variable", "")]
 
 
 def _product(

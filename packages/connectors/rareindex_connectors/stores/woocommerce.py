@@ -4,11 +4,10 @@ Crawls ``/wp-json/wc/store/v1/products`` 100 products a page (``X-WP-TotalPages`
 and an empty page end it); one raw record per product. A ``variable`` product's own price is only
 its cheapest variation's, so it yields no listing: each of its ``variations`` is fetched from
 ``/products/<id>`` right after it and stored as its own raw record (external id
-``"<parent>:<id>"``); a variation gone by then (404/410) is logged and skipped
-(``variations = false`` in the config turns this off: a request per variation adds up on a
-store with thousands of them). ``normalize()``
-reads minor-unit prices with the payload's own ``currency_minor_unit``. Configured
-``collections`` are category slugs.
+``"<parent>:<id>"``); a variation gone by then (404/410) is logged and skipped.
+``variations = false`` in the config turns this off (a request per variation adds up on a store
+with thousands of them). ``normalize()`` reads minor-unit prices with the payload's own
+``currency_minor_unit``. Configured ``collections`` are category slugs.
 
 Example:
     >>> connector = WooCommerceStoreConnector.from_config(
@@ -35,6 +34,7 @@ from ..adapters.woocommerce import (
     extract_woo_page,
     parse_woo_product,
     parse_woo_products,
+    woo_variation_ids,
 )
 from ._common import StoreConnector, probe
 
@@ -84,16 +84,7 @@ class WooCommerceStoreConnector(StoreConnector):
         self, product: Mapping[str, Any], ctx: CrawlContext
     ) -> AsyncIterator[RawRecordInput]:
         """Each variation of a variable product, fetched by id (the list carries only ids)."""
-        children = product.get("variations")
-        ids = [c.get("id") for c in children if isinstance(c, Mapping)] if children else []
-        for child in ids:
-            if not isinstance(child, int) or isinstance(child, bool):
-                raise ParseError(
-                    ParseReason.INVALID_TYPE,
-                    "variations carry ids",
-                    field="variations",
-                    snippet=repr(children)[:200],
-                )
+        for child in woo_variation_ids(dict(product)):
             url = f"{self.config.origin}{WOO_PRODUCTS_PATH}/{child}"
             try:
                 result = await ctx.fetch(url, expect="json")
@@ -129,8 +120,3 @@ class WooCommerceStoreConnector(StoreConnector):
         if not self.meta.matches_url(url):
             return []
         return []  # permalink pages carry no product id the Store API can be asked for
-
-    @staticmethod
-    def parse_single(payload: Any) -> list[NormalizedRecord]:
-        """A ``/products/<id>`` response (a variation) as listings."""
-        return list(parse_woo_product(payload).listings)

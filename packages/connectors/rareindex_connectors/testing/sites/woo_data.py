@@ -68,6 +68,7 @@ class WooData:
     """Products and variations by id (``/products/<id>`` serves both)."""
     variations: dict[int, dict[str, Any]]
     """Variation id -> the variation, as ``/products/<id>`` returns it."""
+    by_slug: dict[str, dict[str, Any]]
 
     @property
     def external_ids(self) -> set[str]:
@@ -75,8 +76,6 @@ class WooData:
         ``"<parent>:<id>"`` for every variation of a variable product."""
         products = {str(p["id"]) for p in self.products}
         return products | {f"{v['parent']}:{v['id']}" for v in self.variations.values()}
-
-    by_slug: dict[str, dict[str, Any]]
 
 
 @functools.lru_cache(maxsize=8)
