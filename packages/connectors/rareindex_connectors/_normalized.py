@@ -209,6 +209,15 @@ class CatalogItem(_Model):
     print_run: int | None = Field(default=None, ge=1, description="serial numbering: /99 -> 99")
     mint_mark: str | None = Field(default=None, max_length=4, description="coins: S, D, CC, O")
     denomination: str | None = Field(default=None, description="coins: 1C, 5C, $1")
+    printed_total: int | None = Field(
+        default=None,
+        ge=1,
+        description="cards: the set's printed total, the T of a card numbered N/T (4/102 -> 102)",
+    )
+    rarity: str | None = Field(default=None, description="cards: Rare Holo, Common, Mythic")
+    series: str | None = Field(
+        default=None, description="the family of sets this set belongs to (Sword & Shield)"
+    )
     identifiers: Identifiers = Identifiers()
     url: str | None = None
 
