@@ -295,7 +295,7 @@ def test_catalog_fake_import_csv_errors_and_resolve(tmp_path: Path) -> None:
         "variant": {"grader": None},
         "method": None,
         "confidence": 0.0,
-        "reject_reason": "no_year",
+        "reject_reason": "no_candidate",
         "flags": [],
     }
     assert unlimited["title"] == titles[3]

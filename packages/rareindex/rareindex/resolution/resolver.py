@@ -1,6 +1,6 @@
 """Entity resolution: a title (plus any identifiers) -> the catalog asset it names, or none.
 
-Order of evidence (DOMAIN §2):
+Order of evidence:
 
 1. **Identifiers** — UPC/EAN/JAN/ISBN, PCGS number, set code + collector number: a direct lookup.
 2. **Canonical key** — the title's year, set (the longest set name found), number, subject,
@@ -8,12 +8,17 @@ Order of evidence (DOMAIN §2):
    block ``(category, year, set)``.
 3. **Fuzzy** — as 2, but the subject matched only approximately (a typo): rapidfuzz
    ``partial_ratio`` over the folded title, accepted at 90 and above.
+4. **Numbered cards** — when 2 and 3 find nothing for a card title, :mod:`.numbered` weighs
+   number, printed total, set (name, code or words), year and name together, the way real
+   listings write them (``Celebi 7/123 Mysterious Treasures``, ``Natu #87 Lost Thunder``). A
+   title flagged as a lot, reprint, custom or sealed product never matches this way.
 
 Hard constraints never bend: the year, the card number and the print run must agree, a sibling's
 distinguishing phrase in the title (``Sapphire``, ``Reverse Holo``, ``Jr.``, ``Japanese``) rules a
 candidate out, and two equally good candidates leave the title **unmatched** (``ambiguous``)
 rather than forcing a pick. The grade is read separately and becomes the variant, never part of
-the asset.
+the asset. :meth:`Resolver.explain` says, for any title, which candidates were weighed and why
+each was refused.
 
 Example:
     >>> from rareindex_connectors import CatalogItem
@@ -26,6 +31,8 @@ Example:
     ('pk1', 'canonical_key', '9')
     >>> r.resolve("Charizard 4/130 Base Set 2 Holo 1999").reject_reason
     'no_candidate'
+    >>> r.resolve("Lot of 50 Pokemon cards incl Charizard").reject_reason
+    'not_one_item'
 """
 
 from __future__ import annotations
@@ -40,14 +47,22 @@ from rareindex_connectors import CatalogItem, Grading, Identifiers
 from rareindex_connectors.adapters import lift_grading
 
 from .index import CatalogIndex, Entry
+from .numbered import NumberedCards, Outcome
 from .text import Tokens, tokenize
 
-__all__ = ["THRESHOLD", "Decision", "MatchMethod", "RejectReason", "Resolver"]
+__all__ = ["THRESHOLD", "Decision", "Explanation", "MatchMethod", "RejectReason", "Resolver"]
 
 MatchMethod = Literal["identifier", "canonical_key", "fuzzy"]
 RejectReason = Literal[
-    "no_year", "no_candidate", "ambiguous", "below_threshold", "identifier_conflict"
+    "no_year",
+    "no_candidate",
+    "ambiguous",
+    "below_threshold",
+    "identifier_conflict",
+    "not_one_item",
 ]
+NOT_ONE_ITEM = frozenset({"lot", "reprint", "custom", "sealed", "redemption"})
+"""Title flags that say the listing is not one copy of one catalog item."""
 THRESHOLD = 0.85
 """Decisions below this confidence stay unmatched."""
 FUZZY_SUBJECT = 90.0
@@ -72,11 +87,24 @@ class Decision:
         return self.catalog_id is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """A decision with what led to it: every candidate weighed by the numbered-card path."""
+
+    decision: Decision
+    path: str
+    """Which step decided: ``identifier``, ``canonical_key`` or ``numbered``."""
+    considered: tuple[tuple[str, str, str], ...]
+    """(catalog id, verdict, detail) per candidate: ``accepted`` with its evidence and score,
+    or the reason it was refused (``wrong_total``, ``wrong_year``, ``wrong_set``, …)."""
+
+
 class Resolver:
     """Resolves titles against one catalog. Build once, resolve many (thread-safe reads)."""
 
     def __init__(self, index: CatalogIndex):
         self.index = index
+        self.numbered = NumberedCards((e.item, e.key) for e in index.entries)
 
     @classmethod
     def from_catalog(cls, items: Iterable[CatalogItem]) -> Resolver:
@@ -92,6 +120,60 @@ class Resolver:
         category: str | None = None,
         identifiers: Identifiers | None = None,
     ) -> Decision:
+        """The decision for one title (see the module docstring)."""
+        return self._decide(title, category, identifiers, explain=False).decision
+
+    def explain(
+        self,
+        title: str,
+        *,
+        category: str | None = None,
+        identifiers: Identifiers | None = None,
+    ) -> Explanation:
+        """The decision for one title and every candidate weighed on the way to it."""
+        return self._decide(title, category, identifiers, explain=True)
+
+    def _decide(
+        self,
+        title: str,
+        category: str | None,
+        identifiers: Identifiers | None,
+        *,
+        explain: bool,
+    ) -> Explanation:
+        keyed = self._by_key(title, category, identifiers)
+        if keyed.decision.matched or keyed.path == "identifier":
+            return keyed
+        if category not in (None, "tcg_card") or not len(self.numbered):
+            return keyed
+        decision = keyed.decision
+        if NOT_ONE_ITEM & set(decision.flags):
+            return Explanation(
+                Decision(None, None, None, 0.0, "not_one_item", decision.grading, decision.flags),
+                "numbered",
+                (),
+            )
+        outcome = self.numbered.resolve(title, explain=explain)
+        if not outcome.considered:
+            return keyed
+        numbered = _numbered_decision(outcome, decision.grading, decision.flags)
+        considered: tuple[tuple[str, str, str], ...] = ()
+        if explain:
+            considered = tuple(
+                (c.item.external_id, "accepted", f"score {c.score}: {', '.join(c.evidence)}")
+                for c in outcome.accepted
+            ) + tuple((r.item.external_id, r.reason, r.detail) for r in outcome.refused)
+        return Explanation(numbered, "numbered", considered)
+
+    def _by_key(
+        self, title: str, category: str | None, identifiers: Identifiers | None
+    ) -> Explanation:
+        decision, path = self._canonical(title, category, identifiers)
+        return Explanation(decision, path, ())
+
+    def _canonical(
+        self, title: str, category: str | None, identifiers: Identifiers | None
+    ) -> tuple[Decision, str]:
         facts = lift_grading(title)
         flags = tuple(str(f) for f in facts.flags)
         grading = facts.grading
@@ -100,15 +182,16 @@ class Resolver:
             if decided is not None:
                 entries, method = decided
                 if len(entries) == 1:
-                    return _decision(entries[0], method, 0.99, grading, flags)
-                return Decision(None, None, None, 0.0, "identifier_conflict", grading, flags)
+                    return _decision(entries[0], method, 0.99, grading, flags), "identifier"
+                conflict = Decision(None, None, None, 0.0, "identifier_conflict", grading, flags)
+                return conflict, "identifier"
         tokens = tokenize(title)
         if tokens.years:
             candidates = self._candidates(tokens, category)
         else:  # only a TCG set + collector number (4/102) implies the year
             candidates = self._collector_numbered(tokens, category)
             if not candidates:
-                return Decision(None, None, None, 0.0, "no_year", grading, flags)
+                return (Decision(None, None, None, 0.0, "no_year", grading, flags), "canonical_key")
         scored: list[tuple[float, int, Entry, MatchMethod]] = []
         for entry in candidates:
             verdict = self._check(entry, tokens, year_known=bool(tokens.years))
@@ -118,15 +201,24 @@ class Resolver:
                     (confidence, len(entry.required) + len(entry.subject_words), entry, method)
                 )
         if not scored:
-            return Decision(None, None, None, 0.0, "no_candidate", grading, flags)
+            return (
+                Decision(None, None, None, 0.0, "no_candidate", grading, flags),
+                "canonical_key",
+            )
         scored.sort(key=lambda s: (s[1], s[0]), reverse=True)
         best = scored[0]
         ids = tuple(s[2].item.external_id for s in scored)
         if len(scored) > 1 and scored[1][1] == best[1]:
-            return Decision(None, None, None, best[0], "ambiguous", grading, flags, ids)
+            return (
+                Decision(None, None, None, best[0], "ambiguous", grading, flags, ids),
+                "canonical_key",
+            )
         if best[0] < THRESHOLD:
-            return Decision(None, None, None, best[0], "below_threshold", grading, flags, ids)
-        return _decision(best[2], best[3], best[0], grading, flags, ids)
+            return (
+                Decision(None, None, None, best[0], "below_threshold", grading, flags, ids),
+                "canonical_key",
+            )
+        return (_decision(best[2], best[3], best[0], grading, flags, ids), "canonical_key")
 
     def _by_identifier(
         self, ids: Identifiers, category: str | None
@@ -209,6 +301,38 @@ def _contains(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     n = len(phrase)
     first = phrase[0]
     return any(words[i] == first and words[i : i + n] == phrase for i in range(len(words) - n + 1))
+
+
+def _numbered_decision(
+    outcome: Outcome, grading: Grading | None, flags: tuple[str, ...]
+) -> Decision:
+    if outcome.best is not None:
+        best = outcome.best
+        method: MatchMethod = "fuzzy" if "subject_fuzzy" in best.evidence else "canonical_key"
+        confidence = min(0.97, 0.8 + 0.015 * best.score)
+        ids = tuple(c.item.external_id for c in outcome.accepted)
+        decision = Decision(
+            catalog_id=best.item.external_id,
+            asset_key=best.card.key,
+            method=method,
+            confidence=round(confidence, 4),
+            grading=grading,
+            flags=flags,
+            candidates=ids,
+        )
+        return decision if confidence >= THRESHOLD else _unmatched(decision, "below_threshold")
+    if outcome.tied:
+        ids = tuple(c.item.external_id for c in outcome.tied)
+        return Decision(None, None, None, 0.0, "ambiguous", grading, flags, ids)
+    ids = tuple(r.item.external_id for r in outcome.refused)
+    return Decision(None, None, None, 0.0, "no_candidate", grading, flags, ids)
+
+
+def _unmatched(decision: Decision, reason: RejectReason) -> Decision:
+    return Decision(
+        None, None, None, decision.confidence, reason, decision.grading, decision.flags,
+        decision.candidates,
+    )  # fmt: skip
 
 
 def _in_category(entries: list[Entry], category: str | None) -> list[Entry]:
