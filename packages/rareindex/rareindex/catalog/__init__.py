@@ -1,5 +1,15 @@
-"""Catalog sources: the layouts ``rareindex catalog import`` reads into catalog items."""
+"""Catalog sources: the layouts ``rareindex catalog import`` reads into catalog items.
 
-from .pokemon_tcg import is_pokemon_tcg, read_pokemon_tcg
+:func:`read_catalog` reads a catalog file or folder in the format it names or detects
+(:data:`FORMAT_NAMES`: ``csv``, ``jsonl``, ``pokemon-tcg``), validating every record first.
 
-__all__ = ["is_pokemon_tcg", "read_pokemon_tcg"]
+Example:
+    >>> from pathlib import Path
+    >>> items = read_catalog(Path("fixtures/catalogs/pokemon-tcg-sample"), format="pokemon-tcg")
+    >>> len(items), FORMAT_NAMES
+    (1175, ('csv', 'jsonl', 'pokemon-tcg'))
+"""
+
+from .formats import FORMAT_NAMES, detect_format, read_catalog
+
+__all__ = ["FORMAT_NAMES", "detect_format", "read_catalog"]
