@@ -87,7 +87,8 @@ _FLAG_RULES: tuple[tuple[TitleFlag, str], ...] = (
         TitleFlag.LOT,
         r"(?<!booster\s)\bbundle\b|\bset\s+of\s+\d+|\b(?:complete|team|master)\s+set\b",
     ),
-    (TitleFlag.LOT, r"(?<![\w/#])x\s?(?:[2-9]|[1-9]\d+)\b|(?<![\w/#.])(?:[2-9]|[1-9]\d+)\s?x\b"),
+    # x10, 10x; not the X of a card name (Pokémon LV.X 121/123)
+    (TitleFlag.LOT, r"(?<![\w/#.])x\s?(?:[2-9]|[1-9]\d+)\b|(?<![\w/#.])(?:[2-9]|[1-9]\d+)\s?x\b"),
     (TitleFlag.LOT, r"^\s*\(\s*(?:[2-9]|[1-9]\d{1,2})\s*\)"),
     (
         TitleFlag.LOT,

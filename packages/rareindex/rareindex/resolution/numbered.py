@@ -68,6 +68,10 @@ FILLERS = frozenset({"set", "the", "and", "&", "of", "series"})
 CONDITION_WORDS = frozenset({"nm", "lp", "mp", "hp", "dmg", "ex", "vg", "gd", "mint", "psa"})
 """Condition shorthand that must never be read as a set code."""
 
+FUZZY_WORD = 80.0
+"""A name's word matches a title's word at this rapidfuzz ratio (one typo in five letters)."""
+FUZZY_MIN_LENGTH = 5
+
 _NUMBER = re.compile(r"^([a-z]{0,6})0*(\d{1,4})([a-z]{0,2})$")
 _FRACTION = re.compile(r"^([a-z]{0,6}\d{1,4}[a-z]?)/([a-z]{0,6})(\d{1,4})$")
 _ALNUM_NUMBER = re.compile(r"^(?:[a-z]{1,6}\d{1,4}[a-z]?|\d{1,4}[a-z])$")
@@ -77,11 +81,13 @@ _HASHED = re.compile(
 )
 _YEAR = re.compile(r"^(18[5-9]\d|19\d\d|20[0-3]\d)$")
 _PARTS = re.compile(r"[-.]")
+_PARENTHESIZED = re.compile(r"[(\[]\s*([A-Za-z0-9\-]{2,8})\s*[)\]]")
 
 EVIDENCE = {
     "number": 3.0,
     "bare_number": 2.0,
     "total": 2.0,
+    "counted_total": 1.5,
     "set_name": 3.0,
     "set_code": 2.5,
     "set_words": 1.5,
@@ -135,7 +141,11 @@ class CardSet:
     """Its name's words, fillers out, plurals folded: what a title must contain to name it."""
     code: str | None
     total: int | None
+    """The printed total the catalog states (``printed_total``, or its own ``N/T`` numbers)."""
     series_words: tuple[str, ...]
+    counted: frozenset[int] = frozenset()
+    """When the catalog states no total: how many numbered cards the set has and its highest
+    plain number — what a title's ``T`` usually is. Weaker evidence, and no ground to refuse."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +241,8 @@ class NumberedCards:
         self._build_sets(item for item, _ in pending)
         for item, key in pending:
             self._add(item, key)
+        self._count_sets()
+        self._all_codes = frozenset(s.code for s in self.sets.values() if s.code)
         self._codes: dict[str, list[CardSet]] = defaultdict(list)
         for card_set in self.sets.values():
             code = card_set.code
@@ -244,6 +256,16 @@ class NumberedCards:
 
     def __len__(self) -> int:
         return self._count
+
+    def without_codes(self, title: str) -> str:
+        """``title`` with the set codes written in parentheses cut out: ``Natu 87/214 (LOT)``
+        names Lost Thunder, it is no lot."""
+
+        def cut(match: re.Match[str]) -> str:
+            code = re.sub(r"[^a-z0-9]", "", fold(match[1]))
+            return " " if code in self._all_codes else match[0]
+
+        return _PARENTHESIZED.sub(cut, title)
 
     # --- building --------------------------------------------------------------------------
 
@@ -286,6 +308,18 @@ class NumberedCards:
         for key, found in totals.items():
             if self.sets[key].total is None and len(found) == 1:
                 self.sets[key].total = found.pop()
+
+    def _count_sets(self) -> None:
+        numbered: dict[int, list[int]] = defaultdict(list)
+        for cards in self.by_number.values():
+            for card in cards:
+                if card.card_set is not None and card.card_set.total is None and card.number:
+                    plain = card.number.isdigit()
+                    numbered[id(card.card_set)].append(int(card.number) if plain else 0)
+        for card_set in self.sets.values():
+            found = numbered.get(id(card_set))
+            if found:
+                card_set.counted = frozenset({len(found), max(found)} - {0})
 
     def _add(self, item: CatalogItem, key: str) -> None:
         number = item.number.split("/", 1)[0] if item.number else None
@@ -447,7 +481,9 @@ class NumberedCards:
         written = read.totals.get(card.number or "")
         if written:
             if card_set is None or card_set.total is None:
-                pass  # nothing to compare the total with: neither evidence nor refusal
+                if card_set is not None and card_set.counted & written:
+                    evidence.append("counted_total")
+                    score += EVIDENCE["counted_total"]
             elif card_set.total in written:
                 evidence.append("total")
                 score += EVIDENCE["total"]
@@ -510,12 +546,13 @@ class NumberedCards:
         # each word of the name in the title, or within a typo or two of one of its words
         used: set[int] = set()
         for word in subject:
-            if len(word) == 1 and not word.isascii():
-                continue  # δ, ☆: often left out
             hit = _find_word(word, words, used)
             if hit is None:
+                if len(word) == 1 and not word.isascii():
+                    continue  # δ: often left out, and then it explains nothing
                 return None
             used.add(hit)
+        bonus = EVIDENCE["subject_word"] * len(used)
         return "subject_fuzzy", EVIDENCE["subject_fuzzy"] + bonus
 
     def _set_evidence(
@@ -571,11 +608,10 @@ def _find_word(word: str, words: Sequence[str], used: set[int]) -> int | None:
     for i, candidate in enumerate(words):
         if i not in used and candidate == word:
             return i
-    if len(word) < 4:
-        return None
-    cutoff = 75.0 if len(word) == 4 else 80.0
-    choices = {i: w for i, w in enumerate(words) if i not in used and abs(len(w) - len(word)) <= 2}
-    best = process.extractOne(word, choices, scorer=fuzz.ratio, score_cutoff=cutoff)
+    if len(word) < FUZZY_MIN_LENGTH:
+        return None  # Natu / Xatu, Onix / Onyx: a short name is spelled right or not at all
+    choices = {i: w for i, w in enumerate(words) if i not in used and abs(len(w) - len(word)) <= 1}
+    best = process.extractOne(word, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_WORD)
     return None if best is None else int(best[2])
 
 

@@ -148,6 +148,8 @@ class Resolver:
             return keyed
         decision = keyed.decision
         if NOT_ONE_ITEM & set(decision.flags):
+            decision = self._flags_without_codes(title, decision)
+        if NOT_ONE_ITEM & set(decision.flags):
             return Explanation(
                 Decision(None, None, None, 0.0, "not_one_item", decision.grading, decision.flags),
                 "numbered",
@@ -164,6 +166,16 @@ class Resolver:
                 for c in outcome.accepted
             ) + tuple((r.item.external_id, r.reason, r.detail) for r in outcome.refused)
         return Explanation(numbered, "numbered", considered)
+
+    def _flags_without_codes(self, title: str, decision: Decision) -> Decision:
+        """The decision with the flags of ``title`` read again without its set codes."""
+        stripped = self.numbered.without_codes(title)
+        if stripped == title:
+            return decision
+        facts = lift_grading(stripped)
+        return Decision(
+            None, None, None, 0.0, decision.reject_reason, facts.grading, tuple(facts.flags)
+        )
 
     def _by_key(
         self, title: str, category: str | None, identifiers: Identifiers | None

@@ -146,6 +146,7 @@ CASES: list[tuple[str, G, str | None, set[str]]] = [
     ("Mahomes RC 2017 Prizm 5 card lot", None, None, {"lot"}),
     ("2022 Panini Prizm Team Set Chiefs", None, None, {"lot"}),
     ("Lot #245: 1952 Topps Mantle PSA 5", ("PSA", "5", None, None), None, set()),
+    ("Electivire LV.X 121/123 Mysterious Treasures", None, None, set()),  # the X of a name
     ("1986 Fleer Jordan #57 REPRINT RP", None, None, {"reprint"}),
     ("Ungraded Mint Charizard NOT REAL", None, "Mint", {"reprint"}),
     ("2019 Topps Tribute Mike Trout #50 PSA 9", ("PSA", "9", None, None), None, set()),
