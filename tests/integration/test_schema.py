@@ -18,6 +18,7 @@ from rareindex.storage.census import ensure_partitions, partitions
 from rareindex.storage.schema import (
     PARTITIONED_TABLES,
     VIEWS,
+    assets,
     connectors,
     fx_rates,
     metadata,
@@ -228,3 +229,39 @@ def test_migration_0007_keeps_every_stored_raw_payload_both_ways(any_engine: Eng
         with any_engine.connect() as conn:
             stored = conn.execute(text("SELECT payload FROM raw_records")).scalar_one()
         assert (stored if isinstance(stored, dict) else json.loads(stored)) == payload, revision
+
+
+def test_migration_0008_adds_a_unique_catalog_ref_and_keeps_every_asset(
+    any_engine: Engine,
+) -> None:
+    """``assets.catalog_ref`` comes NULL on the assets already there (no backfill), is unique
+    where set (many NULLs are fine), and goes away again without losing an asset."""
+    upgrade(any_engine, "0007")
+    row = {"id": "ast_1", "asset_key": "k1", "category": "tcg_card", "title": "Carte Pokémon"}
+    with any_engine.begin() as conn:
+        conn.execute(insert(assets).values(row))  # an asset of a catalog imported before 0008
+    for revision in ("0008", "0007", "head"):
+        if revision == "0007":
+            downgrade(any_engine, revision)
+        else:
+            upgrade(any_engine, revision)
+        with any_engine.connect() as conn:
+            stored = conn.execute(text("SELECT id, asset_key, title FROM assets")).all()
+        assert [tuple(r) for r in stored] == [("ast_1", "k1", "Carte Pokémon")], revision
+        columns = {c["name"] for c in inspect(any_engine).get_columns("assets")}
+        assert ("catalog_ref" in columns) == (revision != "0007"), revision
+    with any_engine.begin() as conn:
+        assert conn.execute(text("SELECT catalog_ref FROM assets")).scalar_one() is None
+        conn.execute(
+            insert(assets),
+            [
+                {**row, "id": "ast_2", "asset_key": "k2", "catalog_ref": None},
+                {**row, "id": "ast_3", "asset_key": "k3", "catalog_ref": "base1-4"},
+            ],
+        )
+    with pytest.raises(DBAPIError, match=r"(?i)unique"), any_engine.begin() as conn:
+        conn.execute(
+            insert(assets).values(
+                {**row, "id": "ast_4", "asset_key": "k4", "catalog_ref": "base1-4"}
+            )
+        )

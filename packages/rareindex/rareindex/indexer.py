@@ -133,7 +133,8 @@ def _import_catalog_rows(
     engine: Engine, conn: Any, rows: list[dict[str, Any]], summary: ResolveSummary
 ) -> None:
     items = [CatalogItem.model_validate(r["record"]) for r in rows]
-    import_catalog(engine, items, conn=conn)
+    # A connector's external ids are only unique per connector: its items go by asset key.
+    import_catalog(engine, items, conn=conn, by_external_id=False)
     ids = asset_ids_by_key(conn)
 
     now = datetime.now(UTC)

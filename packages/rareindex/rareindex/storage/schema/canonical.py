@@ -56,9 +56,12 @@ assets = Table(
     Column("print_run", Integer),
     Column("identifiers", JSONDoc),
     Column("attributes", JSONDoc),
+    # the external id of the catalog item it was imported from: a newer dump updates it in place
+    Column("catalog_ref", Text),
     created_at(),
     updated_at(),
     Index(None, "category", "year", "set_id"),
+    Index(None, "catalog_ref", unique=True),
 )
 
 asset_variants = Table(
