@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import pytest
 from sqlalchemy import Engine, func, inspect, select
 
-from rareindex.cli.catalog_cmd import read_catalog
+from rareindex.catalog import read_catalog
 from rareindex.crawl import run_connector
 from rareindex.errors import ConfigError
 from rareindex.fetching import build_fetch_stack
@@ -219,7 +219,8 @@ def test_catalog_fake_import_csv_errors_and_resolve(tmp_path: Path) -> None:
     assert jsonl_error.stdout == csv_error.stdout == ""
     assert first.returncode == 0, first.stderr
     match = re.fullmatch(
-        rf"imported 884 items from {re.escape(str(catalog))}: 884 assets, (\d+) sets, (\d+) brands",
+        rf"imported {re.escape(str(catalog))} \(jsonl\): 884 items read; "
+        r"assets: 884 inserted, 0 updated, 0 unchanged; (\d+) sets, (\d+) brands",
         first.stdout.strip(),
     )
     assert match, first.stdout
@@ -239,7 +240,8 @@ def test_catalog_fake_import_csv_errors_and_resolve(tmp_path: Path) -> None:
     imported = run_cli("catalog", "import", str(good_csv), env=env)
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.strip() == (
-        f"imported 2 items from {good_csv}: 2 assets, 2 sets, 1 brands"
+        f"imported {good_csv} (csv): 2 items read; "
+        "assets: 2 inserted, 0 updated, 0 unchanged; 2 sets, 1 brands"
     )
     with engine.connect() as conn:
         query = select(assets.c.year, assets.c.identifiers, assets.c.attributes)
@@ -274,7 +276,9 @@ def test_catalog_fake_import_csv_errors_and_resolve(tmp_path: Path) -> None:
         lambda: run_cli("resolve", str(titles_file), env=env),
     )
     assert second.returncode == 0, second.stderr
-    assert second.stdout == first.stdout
+    assert second.stdout == first.stdout.replace(
+        "884 inserted, 0 updated, 0 unchanged", "0 inserted, 0 updated, 884 unchanged"
+    )
     assert _rows(engine, assets, sets, brands) == after_csv  # no new asset, no id changed
     assert from_stdin.returncode == 0, from_stdin.stderr
     assert from_file.returncode == 0, from_file.stderr

@@ -1,93 +1,71 @@
-"""``rareindex catalog import FILE`` and ``rareindex catalog fake FILE``.
+"""``rareindex catalog import PATH`` and ``rareindex catalog fake FILE``.
 
-A catalog file is JSON lines (one ``catalog_item`` object a line) or CSV with a header of
-``catalog_item`` field names; identifier columns (``upc``, ``ean``, ``jan``, ``isbn``, ``sku``,
-``pcgs_number``, ``set_code``, ``collector_number``) go into ``identifiers``. A bad line stops the
-import before anything is written, naming the line, the field and why.
+``import`` reads a catalog in one of the formats of :mod:`rareindex.catalog`, recognised from
+``PATH`` or named with ``--format``: ``jsonl`` (JSON lines, one ``catalog_item`` object a line;
+any file not named ``*.csv``), ``csv`` (a header of ``catalog_item`` field names) — in both,
+identifier fields such as ``upc``, ``pcgs_number`` or ``set_code`` may stand at the top level and
+go into ``identifiers`` — and ``pokemon-tcg`` (a folder in the Pokémon TCG data layout). Every
+record is validated first: a bad one stops the import before anything is written, naming the
+file, the record (line or card) and the field.
+
+The items are then written in one transaction, with a progress bar: an item whose external id
+names an asset of an earlier import updates that asset in place (same id), others are found by
+asset key or inserted. The last line counts the items read, the assets inserted, updated and
+unchanged, the sets and the brands; importing the same catalog again changes nothing.
 """
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
-from rareindex_connectors import CatalogItem, Identifiers, ParseError, parse_normalized
-
-from ..errors import ConfigError
+from ..catalog import FORMAT_NAMES, detect_format, read_catalog
 from ..storage.catalog_store import import_catalog
 from ._common import console, migrated_database, settings_of
 
 app = typer.Typer(help="The reference catalog entity resolution matches against.")
 
-_IDENTIFIERS = frozenset(Identifiers.model_fields)
-
-
-def _rows(path: Path) -> Iterator[tuple[int, Any]]:
-    if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            for row in reader:
-                yield reader.line_num, _csv_record(row)  # the physical line a row ends on
-        return
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    yield number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{path}:{number}: not JSON ({exc.msg})") from None
-
-
-def _csv_record(row: dict[str, str]) -> dict[str, Any]:
-    record: dict[str, Any] = {"kind": "catalog_item"}
-    identifiers: dict[str, str] = {}
-    for key, value in row.items():
-        if key is None or value is None or value == "":
-            continue
-        if key in _IDENTIFIERS:
-            identifiers[key] = value
-        else:
-            record[key] = value
-    if identifiers:
-        record["identifiers"] = identifiers
-    return record
-
-
-def read_catalog(path: Path) -> list[CatalogItem]:
-    """Every item of a catalog file, validated; :class:`ConfigError` at the first bad line."""
-    if not path.is_file():
-        raise ConfigError(f"no catalog file at {path}")
-    items: list[CatalogItem] = []
-    for number, data in _rows(path):
-        if isinstance(data, dict):
-            data.setdefault("kind", "catalog_item")
-        try:
-            record = parse_normalized(data)
-        except ParseError as exc:
-            raise ConfigError(f"{path}:{number}: {exc}") from None
-        if not isinstance(record, CatalogItem):
-            raise ConfigError(f"{path}:{number}: kind {record.kind!r} is not catalog_item")
-        items.append(record)
-    return items
-
 
 @app.command("import")
 def import_(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(help="JSON lines or CSV of catalog items.")],
+    path: Annotated[
+        Path, typer.Argument(help="A catalog file (JSON lines, CSV) or folder (pokemon-tcg).")
+    ],
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help=f"Read PATH as this format ({', '.join(FORMAT_NAMES)}); default: recognised.",
+        ),
+    ] = None,
 ) -> None:
     """Load catalog items as assets (with their sets and brands). Re-importing is a no-op."""
     settings = settings_of(ctx)
-    items = read_catalog(file)
-    engine = migrated_database(settings)
-    result = import_catalog(engine, items)
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description:<9}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+    )
+    # Only on a terminal: piped output (scripts, CI logs) gets the counts line alone.
+    bar = Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
+    with bar as progress:
+        task = progress.add_task("reading", total=None)
+        name = format or detect_format(path)
+        items = read_catalog(path, format=name)
+        engine = migrated_database(settings)
+
+        def show(phase: str, done: int, total: int) -> None:
+            progress.update(task, description=phase, completed=done, total=total)
+
+        result = import_catalog(engine, items, on_progress=show)
     console.print(
-        f"imported {result.items} items from {file}: {result.assets} assets, "
+        f"imported {path} ({name}): {result.items} items read; assets: {result.inserted} "
+        f"inserted, {result.updated} updated, {result.unchanged} unchanged; "
         f"{result.sets} sets, {result.brands} brands"
     )
 
