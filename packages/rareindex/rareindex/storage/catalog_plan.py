@@ -28,7 +28,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +69,12 @@ class AssetPlan:
 
 
 def candidate_ids(row: Mapping[str, Any]) -> tuple[str, ...]:
-    """The ids a new asset for ``row`` may take, in order of preference."""
+    """The ids a new asset for ``row`` may take, in order of preference.
+
+    Only the first can be held by an asset the plan does not find otherwise (one that moved
+    away from the key): the second was only ever given to an asset with reference ``ref``,
+    which is found by reference — so a lookup of stored assets needs the first alone.
+    """
     key, ref = row["asset_key"], row["catalog_ref"]
     return (stable_id("ast", key),) + ((stable_id("ast", key, ref),) if ref else ())
 
@@ -98,22 +103,20 @@ def plan_assets(
         if other != asset:
             raise _collision(rows[i], by_id[other])
 
-    fresh: set[str] = set()
+    new = "\0new "  # a new asset is named by its key until its last item gives it an id
     for i in live:
-        if i in target:
-            continue
-        found = holder.get(rows[i]["asset_key"])
-        if found is None:
-            found = _new_id(rows[i], by_id.keys() | fresh)
-            fresh.add(found)
-            holder[rows[i]["asset_key"]] = found
-        target[i] = found
+        if i not in target:
+            key = rows[i]["asset_key"]
+            target[i] = holder.setdefault(key, new + key)
 
     last = {asset: i for i, asset in sorted(target.items())}
     plan = AssetPlan()
+    fresh: set[str] = set()
     for asset, i in last.items():
         row = {"id": asset, **{c: rows[i][c] for c in ASSET_COLUMNS}}
-        if asset in fresh:
+        if asset.startswith(new):
+            row["id"] = _new_id(row, lambda c: c in by_id or c in fresh)
+            fresh.add(row["id"])
             plan.inserts.append(row)
             continue
         before = by_id[asset]
@@ -127,9 +130,9 @@ def plan_assets(
     return plan
 
 
-def _new_id(row: Mapping[str, Any], taken: set[str]) -> str:
+def _new_id(row: Mapping[str, Any], taken: Callable[[str], bool]) -> str:
     for candidate in candidate_ids(row):
-        if candidate not in taken:
+        if not taken(candidate):
             return candidate
     return new_id("ast")
 

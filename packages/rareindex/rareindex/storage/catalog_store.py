@@ -170,7 +170,7 @@ def _import(
 def _stored(
     conn: Connection, rows: Sequence[dict[str, Any]], report: ImportProgress
 ) -> list[dict[str, Any]]:
-    """Every stored asset that holds a reference, asset key or candidate id of ``rows``."""
+    """Every stored asset that holds a reference, asset key or first candidate id of ``rows``."""
     columns = [assets.c.id, *(assets.c[c] for c in ASSET_COLUMNS)]
     found: dict[str, dict[str, Any]] = {}
     report("matching", 0, len(rows))
@@ -178,7 +178,7 @@ def _stored(
         chunk = rows[start : start + LOOKUP]
         refs = sorted({r["catalog_ref"] for r in chunk if r["catalog_ref"]})
         keys = sorted({r["asset_key"] for r in chunk})
-        ids = sorted({i for r in chunk for i in candidate_ids(r)})
+        ids = sorted({candidate_ids(r)[0] for r in chunk})
         where = [assets.c.asset_key.in_(keys), assets.c.id.in_(ids)]
         if refs:
             where.append(assets.c.catalog_ref.in_(refs))
