@@ -4,31 +4,35 @@ Real card titles rarely follow a catalog's spelling. They print the number over 
 printed total (``7/123``) or as ``#87``, ``No. 87``, ``008/064``, ``TG12/TG30``; they leave out
 the year a third of the time; they name the set by its words (``Base Set`` for ``Base``), its
 code (``BS``, ``(LOT)``) or its series (``Sun & Moon Lost Thunder``), or not at all. This module
-resolves such titles against every catalog item that has a number (``tcg_card``), using only
-the catalog's own fields — set names, set codes, printed totals, numbers, subjects, years — so a
-catalog of any numbered game works without hand-written aliases.
+resolves such titles against every ``tcg_card`` of a catalog, using only the catalog's own fields
+(set names, codes, series, printed totals, numbers, names, rarities, years; see
+:mod:`.cardsets`), so a catalog of any numbered game works without hand-written aliases.
 
 For each candidate sharing a number with the title (or, in a title without a number, sharing
-the set and the name), the evidence is:
+the set and the name), the evidence is (points in :data:`EVIDENCE`):
 
-* **number** — ``N/T`` / ``N of T`` / ``#N`` / ``No. N`` / an alphanumeric number (``SV107``)
-  count fully, a bare ``N`` less; leading zeros and case never matter;
-* **printed total** — ``T`` equal to the set's printed total (``printed_total``, or the ``T`` of
-  the catalog's own ``N/T`` numbers) is evidence for the set; a different ``T`` refuses;
-* **set** — the set's whole name in the title (the word ``set`` and ``&`` ignored, plurals
-  folded), its code, or most of its distinctive words (weighted by how few sets share each);
-  a title that names *another* set — not this one, not its series, not inside the card's
-  name — refuses;
-* **year** — optional; when the title has years, the set's year must be one of them;
-* **name** — the subject's words in order, or each within one or two typos (rapidfuzz ratio);
-  always required. A longer name that explains more of the title ranks higher
-  (``Dark Charizard`` over ``Charizard``);
+* **number** — ``N/T``, ``N of T``, ``#N``, ``No. N`` or a number with letters (``SV107``)
+  count fully, a bare ``N`` less; leading zeros and case never matter; a set code is no number;
+* **printed total** — ``T`` equal to the set's printed total is evidence for the set; a
+  different ``T`` refuses (``wrong_total``);
+* **set** — its whole name in the title, its code, or most of its words; a title that names
+  *another* set — not this one, not its series, not part of this set's or this card's name —
+  refuses (``wrong_set``);
+* **year** — optional; when the title has years, the set's must be one of them (``wrong_year``);
+* **name** — always required (``wrong_subject``): the subject's words in order, possessives and
+  plurals aside (``Erikas`` = ``Erika's``), or each word within a typo (rapidfuzz ratio ≥
+  :data:`FUZZY_WORD`, words of :data:`FUZZY_MIN_LENGTH` letters or more). A longer name that
+  explains more of the title ranks higher (``Dark Charizard`` over ``Charizard``);
+* **rarity** — the words of the card's rarity in the title (``Holo``, ``Uncommon``) tell a holo
+  from its non-holo twin; the holo of a finish (``Reverse Holo``) is no rarity, and words of
+  the card's name or set (``GX``, ``White``) count for those, not for the rarity;
 * the catalog item's parallel, edition and language words must be in the title, and a sibling's
-  distinguishing phrase (``1st Edition``, ``Reverse Holo``) rules it out.
+  distinguishing phrase (``1st Edition``, ``Reverse Holo``) rules it out (``missing_words``,
+  ``sibling_phrase``).
 
 The best-supported candidate wins only when no other comes within :data:`TIE` of it; otherwise
-the title stays unmatched as ``ambiguous`` with the candidates named. Every refusal is recorded
-with its reason, for ``rareindex resolve --explain``.
+the title stays unmatched as ``ambiguous``, the candidates named. Every refusal is recorded with
+its reason, for ``rareindex resolve --explain``.
 
 Example:
     >>> from rareindex_connectors import CatalogItem
@@ -56,33 +60,21 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from rareindex_connectors import CatalogItem
+from rareindex_connectors.adapters import lift_grading
 
+from .cardsets import FILLERS, CardSet, CardSets, code_of, match_words, stem
 from .text import Tokens, fold, tokenize
 
-__all__ = ["TIE", "Candidate", "CardSet", "NumberedCards", "Outcome", "Refusal", "norm_number"]
+__all__ = ["EVIDENCE", "TIE", "Candidate", "NumberedCards", "Outcome", "Refusal", "norm_number"]
 
-TIE = 1.0
+TIE = 0.5
 """Two candidates whose scores differ by less than this are equally good: ``ambiguous``."""
-FILLERS = frozenset({"set", "the", "and", "&", "of", "series"})
-"""Words a set name gains or loses in titles (``Base`` / ``Base Set``, ``Sun & Moon``)."""
-CONDITION_WORDS = frozenset({"nm", "lp", "mp", "hp", "dmg", "ex", "vg", "gd", "mint", "psa"})
-"""Condition shorthand that must never be read as a set code."""
-
+FINISHES = frozenset({"reverse", "rev", "non"})
+"""Words that make the next (``holo``, ``foil``) a finish or a negation, not a rarity."""
 FUZZY_WORD = 80.0
 """A name's word matches a title's word at this rapidfuzz ratio (one typo in five letters)."""
 FUZZY_MIN_LENGTH = 5
-
-_NUMBER = re.compile(r"^([a-z]{0,6})0*(\d{1,4})([a-z]{0,2})$")
-_FRACTION = re.compile(r"^([a-z]{0,6}\d{1,4}[a-z]?)/([a-z]{0,6})(\d{1,4})$")
-_ALNUM_NUMBER = re.compile(r"^(?:[a-z]{1,6}\d{1,4}[a-z]?|\d{1,4}[a-z])$")
-_DIGITS = re.compile(r"^\d{1,4}$")
-_HASHED = re.compile(
-    r"(?:#|\bno\.?\s?|\bnumber\s|\bnum\.?\s?|\bcard\s#?)\s*([a-z]{0,6}\d{1,4}[a-z]?)\b"
-)
-_YEAR = re.compile(r"^(18[5-9]\d|19\d\d|20[0-3]\d)$")
-_PARTS = re.compile(r"[-.]")
-_PARENTHESIZED = re.compile(r"[(\[]\s*([A-Za-z0-9\-]{2,8})\s*[)\]]")
-
+"""Shorter words must be spelled right: ``Natu`` is not ``Xatu``."""
 EVIDENCE = {
     "number": 3.0,
     "bare_number": 2.0,
@@ -95,8 +87,21 @@ EVIDENCE = {
     "subject": 2.0,
     "subject_fuzzy": 1.5,
     "subject_word": 1.0,
+    "rarity_word": 0.5,
 }
-"""What each kind of evidence is worth to a candidate's score."""
+"""What each kind of evidence is worth (``set_words`` scaled by the share of the name found;
+``subject_word`` per word of the name, ``rarity_word`` per word of the rarity, two at most)."""
+
+_NUMBER = re.compile(r"^([a-z]{0,6})0*(\d{1,4})([a-z]{0,2})$")
+_FRACTION = re.compile(r"^([a-z]{0,6}\d{1,4}[a-z]?)/([a-z]{0,6})(\d{1,4})$")
+_ALNUM_NUMBER = re.compile(r"^(?:[a-z]{1,6}\d{1,4}[a-z]?|\d{1,4}[a-z])$")
+_DIGITS = re.compile(r"^\d{1,4}$")
+_HASHED = re.compile(
+    r"(?:#|\bno\.?\s?|\bnumber\s|\bnum\.?\s?|\bcard\s#?)\s*([a-z]{0,6}\d{1,4}[a-z]?)\b"
+)
+_YEAR = re.compile(r"^(18[5-9]\d|19\d\d|20[0-3]\d)$")
+_PARENTHESIZED = re.compile(r"[(\[]\s*([A-Za-z0-9][A-Za-z0-9\-]{1,7})\s*[)\]]")
+_CAPITAL_WORD = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{1,5})(?![\w-])(?!\s+(?i:of)\b)")
 
 
 def norm_number(text: str | None) -> str | None:
@@ -114,38 +119,14 @@ def norm_number(text: str | None) -> str | None:
     return value or None
 
 
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) >= 5 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def match_words(words: Iterable[str]) -> tuple[str, ...]:
-    """Words as names are compared: hyphens and dots split (``Charizard-GX``, ``LV.X``),
-    apostrophes dropped (``Farfetch'd``), ``&``/``and`` gone; ``a/b`` fractions kept whole."""
-    out: list[str] = []
-    for word in words:
-        if "/" in word:
-            out.append(word)
-            continue
-        for part in _PARTS.split(word.replace("'", "")):
-            if part and part not in ("&", "and"):
-                out.append(part)
-    return tuple(out)
-
-
-@dataclass(slots=True)
-class CardSet:
-    """One set of the catalog, as titles may name it."""
-
-    name: str
-    words: tuple[str, ...]
-    """Its name's words, fillers out, plurals folded: what a title must contain to name it."""
-    code: str | None
-    total: int | None
-    """The printed total the catalog states (``printed_total``, or its own ``N/T`` numbers)."""
-    series_words: tuple[str, ...]
-    counted: frozenset[int] = frozenset()
-    """When the catalog states no total: how many numbered cards the set has and its highest
-    plain number — what a title's ``T`` usually is. Weaker evidence, and no ground to refuse."""
+def _same(title_word: str, name_word: str) -> bool:
+    """Equal, or one is the other with an ``s`` (``Erikas``, ``Kogas``: a possessive without
+    its apostrophe; a plural)."""
+    if title_word == name_word:
+        return True
+    if title_word.endswith("s"):
+        return title_word[:-1] == name_word
+    return name_word.endswith("s") and name_word[:-1] == title_word
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +139,13 @@ class Card:
     card_set: CardSet | None
     year: int | None
     subject: tuple[str, ...]
+    core: tuple[str, ...]
+    """The name without the marks titles leave out (``δ``, ``☆``)."""
+    weight: int
+    """How many words of the name say something: the core's, but the brand's
+    (``Pokémon Reversal``)."""
     subject_compact: str
+    rarity: frozenset[str]
     required: frozenset[str]
     explained: frozenset[str]
 
@@ -194,7 +181,6 @@ class Outcome:
     """The candidates within :data:`TIE` of the best, when there is no single best."""
     accepted: list[Candidate] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
-
     skipped: int = 0
     """Candidates refused without a :class:`Refusal` (their total or year; not explaining)."""
 
@@ -209,14 +195,19 @@ class _Title:
 
     tokens: Tokens
     words: tuple[str, ...]
-    set_words: tuple[str, ...]
     word_set: frozenset[str]
+    """Its words, and their set-name forms (fillers out, plurals folded)."""
+    forms: frozenset[str]
+    """Its words, and each without a final ``s`` (``Erikas`` -> ``erika``)."""
+    year_words: frozenset[str]
+    rarity_words: frozenset[str]
+    """Its words that may tell a rarity: all but the holo or foil of a finish (Reverse Holo)."""
     numbers: dict[str, str]
     """Normalized number -> ``strong`` or ``bare``."""
     totals: dict[str, set[int]]
     """Normalized number -> printed totals written beside it (``7/123``)."""
-    named: list[tuple[int, int, list[CardSet]]]
-    """Whole set names found, maximal: (start, end, sets), positions in ``set_words``."""
+    named: list[CardSet]
+    coded: list[CardSet]
     phrases: list[frozenset[str]]
     """The catalog's distinguishing phrases (parallels, editions, languages) in the title."""
 
@@ -225,106 +216,38 @@ class NumberedCards:
     """Every numbered catalog item, indexed by number and by set (see the module docstring)."""
 
     def __init__(self, items: Iterable[tuple[CatalogItem, str]] | Iterable[CatalogItem]):
-        self.by_number: dict[str, list[Card]] = defaultdict(list)
-        self.by_set_subject: dict[tuple[int, str], list[Card]] = defaultdict(list)
-        self.sets: dict[tuple[str, str], CardSet] = {}
-        self._names: dict[tuple[str, ...], list[CardSet]] = defaultdict(list)
-        self._longest = 1
-        self._subject_vocabulary: set[str] = set()
-        self._phrases: dict[tuple[str, ...], frozenset[str]] = {}
-        self._count = 0
         pending: list[tuple[CatalogItem, str]] = []
         for entry in items:
             item, key = entry if isinstance(entry, tuple) else (entry, entry.external_id)
             if item.category == "tcg_card":
                 pending.append((item, key))
-        self._build_sets(item for item, _ in pending)
+        self.sets = CardSets(item for item, _ in pending)
+        self.by_number: dict[str, list[Card]] = defaultdict(list)
+        self._by_set: dict[int, list[Card]] = defaultdict(list)
+        self._phrases: dict[tuple[str, ...], frozenset[str]] = {}
+        self._brand = frozenset(
+            w for item, _ in pending if item.brand for w in match_words(tokenize(item.brand).words)
+        )
+        vocabulary: set[str] = set()
         for item, key in pending:
-            self._add(item, key)
-        self._count_sets()
-        self._all_codes = frozenset(s.code for s in self.sets.values() if s.code)
-        self._codes: dict[str, list[CardSet]] = defaultdict(list)
-        for card_set in self.sets.values():
-            code = card_set.code
-            if code and code not in self._subject_vocabulary and code not in CONDITION_WORDS:
-                self._codes[code].append(card_set)
-        shared: dict[str, int] = defaultdict(int)
-        for card_set in self.sets.values():
-            for word in set(card_set.words):
-                shared[word] += 1
-        self._weight = {word: 1.0 / n for word, n in shared.items()}
+            card = self._card(item, key)
+            vocabulary.update(card.subject)
+            if card.number:
+                self.by_number[card.number].append(card)
+            if card.card_set is not None:
+                self._by_set[id(card.card_set)].append(card)
+                if card.number and card.card_set.total is None:
+                    plain = card.number.isdigit()
+                    card.card_set.numbers.append(int(card.number) if plain else 0)
+        self.sets.finish(vocabulary)
+        self._count = len(pending)
 
     def __len__(self) -> int:
         return self._count
 
-    def without_codes(self, title: str) -> str:
-        """``title`` with the set codes written in parentheses cut out: ``Natu 87/214 (LOT)``
-        names Lost Thunder, it is no lot."""
-
-        def cut(match: re.Match[str]) -> str:
-            code = re.sub(r"[^a-z0-9]", "", fold(match[1]))
-            return " " if code in self._all_codes else match[0]
-
-        return _PARENTHESIZED.sub(cut, title)
-
-    # --- building --------------------------------------------------------------------------
-
-    def _build_sets(self, items: Iterable[CatalogItem]) -> None:
-        totals: dict[tuple[str, str], set[int]] = defaultdict(set)
-        for item in items:
-            if not item.set_name:
-                continue
-            key = (item.category, fold(item.set_name))
-            card_set = self.sets.get(key)
-            if card_set is None:
-                words = tuple(
-                    _stem(w) for w in match_words(tokenize(item.set_name).words) if w not in FILLERS
-                )
-                code = item.identifiers.set_code
-                card_set = CardSet(
-                    name=item.set_name,
-                    words=words or tuple(fold(item.set_name).split()),
-                    code=re.sub(r"[^a-z0-9]", "", fold(code)) or None if code else None,
-                    total=item.printed_total,
-                    series_words=tuple(
-                        _stem(w)
-                        for w in match_words(tokenize(item.series).words)
-                        if w not in FILLERS
-                    )
-                    if item.series
-                    else (),
-                )
-                self.sets[key] = card_set
-                if card_set.words:
-                    self._names[card_set.words].append(card_set)
-                    self._longest = max(self._longest, len(card_set.words))
-            if item.printed_total:
-                card_set.total = card_set.total or item.printed_total
-            elif item.number and "/" in item.number:
-                denominator = item.number.rsplit("/", 1)[1]
-                digits = re.sub(r"\D", "", denominator)
-                if digits:
-                    totals[key].add(int(digits))
-        for key, found in totals.items():
-            if self.sets[key].total is None and len(found) == 1:
-                self.sets[key].total = found.pop()
-
-    def _count_sets(self) -> None:
-        numbered: dict[int, list[int]] = defaultdict(list)
-        for cards in self.by_number.values():
-            for card in cards:
-                if card.card_set is not None and card.card_set.total is None and card.number:
-                    plain = card.number.isdigit()
-                    numbered[id(card.card_set)].append(int(card.number) if plain else 0)
-        for card_set in self.sets.values():
-            found = numbered.get(id(card_set))
-            if found:
-                card_set.counted = frozenset({len(found), max(found)} - {0})
-
-    def _add(self, item: CatalogItem, key: str) -> None:
+    def _card(self, item: CatalogItem, key: str) -> Card:
         number = item.number.split("/", 1)[0] if item.number else None
-        subject = match_words(tokenize(item.subject or "").words) if item.subject else ()
-        card_set = self.sets.get((item.category, fold(item.set_name))) if item.set_name else None
+        subject = match_words(tokenize(item.subject).words) if item.subject else ()
         required: set[str] = set()
         for text in (item.parallel, item.edition):
             words = match_words(tokenize(text).words) if text else ()
@@ -335,24 +258,40 @@ class NumberedCards:
         if language != "english":
             required.add(language)
             self._phrases.setdefault((language,), frozenset({language}))
-        explained = set(required) | set(subject) | {language}
-        card = Card(
+        rarity = frozenset(match_words(tokenize(item.rarity).words)) if item.rarity else frozenset()
+        card_set = self.sets.get(item)
+        # Rare Holo GX, Black White Rare: the GX of Reshiram-GX, the White of White Flare
+        rarity -= set(subject) | set(card_set.words if card_set else ())
+        return Card(
             item=item,
             key=key,
             number=norm_number(number),
             card_set=card_set,
             year=item.year,
             subject=subject,
+            core=(core := tuple(w for w in subject if len(w) > 1 or w.isascii()) or subject),
+            weight=max(1, sum(w not in self._brand for w in core)),
             subject_compact="".join(subject),
+            rarity=rarity,
             required=frozenset(required),
-            explained=frozenset(explained),
+            explained=frozenset(required | set(subject) | {language}),
         )
-        self._subject_vocabulary.update(subject)
-        self._count += 1
-        if card.number:
-            self.by_number[card.number].append(card)
-        if card_set is not None and subject:
-            self.by_set_subject[id(card_set), subject[0]].append(card)
+
+    def flags_without(self, title: str, card: Card) -> tuple[str, ...]:
+        """The title flags of ``title`` read without ``card``'s name and its set's code (in
+        capitals or parentheses): ``Iron Bundle`` is no bundle, ``(LOT)`` no lot."""
+        for word in sorted(card.subject, key=len, reverse=True):
+            title = re.sub(rf"(?i)(?<!\w){re.escape(word)}(?!\w)", " ", title)
+        code = card.card_set.code if card.card_set else None
+        if code:
+
+            def drop(match: re.Match[str]) -> str:
+                return " " if code_of(match[1]) == code else match[0]
+
+            title = _PARENTHESIZED.sub(drop, title)
+            if any(c.islower() for c in title):  # in an all-capitals title LOT may be a lot
+                title = _CAPITAL_WORD.sub(drop, title)
+        return lift_grading(title).flags
 
     # --- reading a title ---------------------------------------------------------------------
 
@@ -360,7 +299,13 @@ class NumberedCards:
         """Read ``title`` into what matching needs: words, numbers, totals, named sets."""
         tokens = tokens or tokenize(title)
         words = match_words(tokens.words)
-        hashed = {norm_number(m) for m in _HASHED.findall(fold(title))}
+        folded = fold(title)
+        hashed = {norm_number(m) for m in _HASHED.findall(folded)}
+        codes = self.sets.all_codes
+        written_codes = {c for m in _PARENTHESIZED.findall(title) if (c := code_of(m)) in codes}
+        joined = {w: c for w in tokens.words if "-" in w and (c := code_of(w)) in codes}
+        written_codes.update(joined.values())  # PR-SW: one code, not PR and SW
+        parts = {p for w in joined for p in match_words((w,))}
         numbers: dict[str, str] = {}
         totals: dict[str, set[int]] = defaultdict(set)
         for i, word in enumerate(words):
@@ -378,39 +323,43 @@ class NumberedCards:
                     numbers[number] = "strong"
                     totals[number].add(int(words[i + 2]))
                 continue
-            if _ALNUM_NUMBER.match(word) or (_DIGITS.match(word) and norm_number(word) in hashed):
-                number = norm_number(word)
-                if number:
-                    numbers[number] = "strong"
+            if _ALNUM_NUMBER.match(word):
+                if word not in codes and (number := norm_number(word)):
+                    numbers[number] = "strong"  # a set code (G2, N1, MH2) is no card number
             elif _DIGITS.match(word) and not _YEAR.match(word):
                 number = norm_number(word)
                 if number:
-                    numbers.setdefault(number, "bare")
-        set_words = tuple(_stem(w) for w in words if w not in FILLERS)
+                    numbers[number] = "strong" if number in hashed else numbers.get(number, "bare")
+        set_words = tuple(stem(w) for w in words if w not in FILLERS and w not in parts)
+        word_set = frozenset(words) | frozenset(set_words)
         return _Title(
             tokens=tokens,
             words=words,
-            set_words=set_words,
-            word_set=frozenset(words) | frozenset(set_words),
+            word_set=word_set,
+            forms=frozenset(words) | frozenset(w[:-1] for w in words if w.endswith("s")),
+            year_words=frozenset(str(y) for y in tokens.years),
+            rarity_words=frozenset(
+                w for i, w in enumerate(words) if not (i and words[i - 1] in FINISHES)
+            ),
             numbers=numbers,
             totals=totals,
-            named=self._named_sets(set_words),
+            named=self.sets.named(set_words),
+            coded=self.sets.coded(
+                (w for w in words if w not in parts), parenthesized=frozenset(written_codes)
+            ),
             phrases=self._phrases_in(words),
         )
 
-    def _named_sets(self, words: tuple[str, ...]) -> list[tuple[int, int, list[CardSet]]]:
-        found: list[tuple[int, int, list[CardSet]]] = []
+    def _phrases_in(self, words: Sequence[str]) -> list[frozenset[str]]:
+        if not self._phrases:
+            return []
+        hits = []
         for start in range(len(words)):
-            for length in range(min(self._longest, len(words) - start), 0, -1):
-                sets = self._names.get(words[start : start + length])
-                if sets:
-                    found.append((start, start + length, sets))
-                    break
-        return [
-            (a, b, s)
-            for a, b, s in found
-            if not any(a2 <= a and b <= b2 and (b2 - a2) > (b - a) for a2, b2, _ in found)
-        ]
+            for length in range(1, min(6, len(words) - start) + 1):
+                phrase = self._phrases.get(tuple(words[start : start + length]))
+                if phrase is not None:
+                    hits.append(phrase)
+        return hits
 
     # --- resolving ---------------------------------------------------------------------------
 
@@ -421,22 +370,22 @@ class NumberedCards:
         candidates refused by their printed total or year are only counted, not described."""
         read = self.read(title, tokens)
         outcome = Outcome()
-        strong = [n for n, kind in read.numbers.items() if kind == "strong"]
-        chosen = strong or list(read.numbers)
-        seen: set[int] = set()
-        pool: list[Card] = []
-        for number in chosen:
-            for card in self.by_number.get(number, ()):
-                if id(card) not in seen:
-                    seen.add(id(card))
-                    pool.append(card)
-        if not strong:  # no number to trust: the set and the name must carry it
-            for card_set in self._sets_evidenced(read):
-                for word in read.words:
-                    for card in self.by_set_subject.get((id(card_set), word), ()):
-                        if id(card) not in seen:
-                            seen.add(id(card))
-                            pool.append(card)
+        pool, fallback = self._pool(read)
+        self._weigh_all(pool, read, outcome, explain)
+        if not outcome.accepted and fallback:
+            self._weigh_all(fallback, read, outcome, explain)
+        if not outcome.accepted:
+            return outcome
+        outcome.accepted.sort(key=lambda c: c.score, reverse=True)
+        top = outcome.accepted[0]
+        rivals = [c for c in outcome.accepted if top.score - c.score < TIE]
+        if len(rivals) > 1:
+            outcome.tied = rivals
+        else:
+            outcome.best = top
+        return outcome
+
+    def _weigh_all(self, pool: list[Card], read: _Title, outcome: Outcome, explain: bool) -> None:
         years = read.tokens.years
         for card in pool:
             if not explain:  # the cheap refusals first: most candidates end here
@@ -452,22 +401,28 @@ class NumberedCards:
                 outcome.refused.append(verdict)
             else:
                 outcome.accepted.append(verdict)
-        if not outcome.accepted:
-            return outcome
-        outcome.accepted.sort(key=lambda c: c.score, reverse=True)
-        top = outcome.accepted[0]
-        rivals = [c for c in outcome.accepted if top.score - c.score < TIE]
-        if len(rivals) > 1:
-            outcome.tied = rivals
-        else:
-            outcome.best = top
-        return outcome
 
-    def _sets_evidenced(self, read: _Title) -> list[CardSet]:
-        sets = [s for _, _, found in read.named for s in found]
-        for word in read.word_set:
-            sets.extend(self._codes.get(word, ()))
-        return list({id(s): s for s in sets}.values())
+    def _pool(self, read: _Title) -> tuple[list[Card], list[Card]]:
+        """The candidates, and those to weigh when none of them holds: every card with one of
+        the title's numbers; without a number to trust, the cards of the sets the title names
+        whose name starts with one of its words — then every other card of those sets (the
+        name may be misspelt)."""
+        strong = [n for n, kind in read.numbers.items() if kind == "strong"]
+        pool = {id(c): c for n in (strong or read.numbers) for c in self.by_number.get(n, ())}
+        if strong:
+            return list(pool.values()), []
+        sets = {id(s): s for s in (*read.named, *read.coded)}
+        for card_set in self.sets.partly_named(read.word_set):
+            sets.setdefault(id(card_set), card_set)
+        forms = {f for w in read.words for f in (w, w[:-1] if w.endswith("s") else w)}
+        fallback: dict[int, Card] = {}
+        for set_id in sets:
+            for card in self._by_set.get(set_id, ()):
+                if card.subject and card.subject[0] in forms:
+                    pool.setdefault(id(card), card)
+                elif id(card) not in pool:
+                    fallback[id(card)] = card
+        return list(pool.values()), [c for k, c in fallback.items() if k not in pool]
 
     def _weigh(self, card: Card, read: _Title) -> Candidate | Refusal:
         item = card.item
@@ -479,18 +434,17 @@ class NumberedCards:
             score += EVIDENCE[evidence[-1]]
         card_set = card.card_set
         written = read.totals.get(card.number or "")
-        if written:
-            if card_set is None or card_set.total is None:
-                if card_set is not None and card_set.counted & written:
-                    evidence.append("counted_total")
-                    score += EVIDENCE["counted_total"]
-            elif card_set.total in written:
+        if written and card_set is not None:
+            if card_set.total in written:
                 evidence.append("total")
                 score += EVIDENCE["total"]
-            else:
+            elif card_set.total is not None:
                 return Refusal(
                     item, "wrong_total", f"{sorted(written)} is not the set's {card_set.total}"
                 )
+            elif card_set.counted & written:
+                evidence.append("counted_total")
+                score += EVIDENCE["counted_total"]
         years = read.tokens.years
         if years and card.year is not None:
             if card.year not in years:
@@ -510,81 +464,74 @@ class NumberedCards:
             if set_verdict is not None:
                 evidence.append(set_verdict[0])
                 score += set_verdict[1]
-        subject = self._subject(card, read)
+        subject = _subject(card, read.words, read.forms, self._brand)
         if subject is None:
             return Refusal(item, "wrong_subject", item.subject or "")
         evidence.append(subject[0])
         score += subject[1]
+        rarity = card.rarity & read.rarity_words
+        if rarity:
+            evidence.append("rarity")
+            score += EVIDENCE["rarity_word"] * min(len(rarity), 2)
         if kind is None and not any(e.startswith("set_") for e in evidence):
             return Refusal(item, "no_number", "neither its number nor its set is in the title")
         return Candidate(card, round(score, 3), tuple(evidence))
 
-    def _phrases_in(self, words: Sequence[str]) -> list[frozenset[str]]:
-        if not self._phrases:
-            return []
-        hits = []
-        for start in range(len(words)):
-            for length in range(1, min(6, len(words) - start) + 1):
-                phrase = self._phrases.get(tuple(words[start : start + length]))
-                if phrase is not None:
-                    hits.append(phrase)
-        return hits
-
-    def _subject(self, card: Card, read: _Title) -> tuple[str, float] | None:
-        subject = card.subject
-        if not subject:
-            return "subject", EVIDENCE["subject"]
-        words = read.words
-        n = len(subject)
-        bonus = EVIDENCE["subject_word"] * n
-        first = subject[0]
-        for i in range(len(words) - n + 1):
-            if words[i] == first and words[i : i + n] == subject:
-                return "subject", EVIDENCE["subject"] + bonus
-        if _compact_in(card.subject_compact, words):
-            return "subject", EVIDENCE["subject"] + bonus
-        # each word of the name in the title, or within a typo or two of one of its words
-        used: set[int] = set()
-        for word in subject:
-            hit = _find_word(word, words, used)
-            if hit is None:
-                if len(word) == 1 and not word.isascii():
-                    continue  # δ: often left out, and then it explains nothing
-                return None
-            used.add(hit)
-        bonus = EVIDENCE["subject_word"] * len(used)
-        return "subject_fuzzy", EVIDENCE["subject_fuzzy"] + bonus
-
     def _set_evidence(
         self, card: Card, card_set: CardSet, read: _Title
     ) -> tuple[str, float] | Refusal | None:
-        named_here = False
-        other: CardSet | None = None
-        subject_words = set(card.subject)
-        for _, _, sets in read.named:
-            if any(s is card_set for s in sets):
-                named_here = True
-                continue
-            words = sets[0].words
-            if set(words) <= set(card_set.words) or set(words) <= subject_words:
-                continue  # a part of this set's name, or of the card's own name
-            if words == card_set.series_words or (card.number and words == (card.number,)):
-                continue
-            other = sets[0]
-        if named_here:
+        if any(s is card_set for s in read.named):
             return "set_name", EVIDENCE["set_name"]
-        if card_set.code and card_set.code in read.word_set and card_set.code in self._codes:
+        if any(s is card_set for s in read.coded):
             return "set_code", EVIDENCE["set_code"]
-        if other is not None:
+        own = set(card_set.words)
+        subject = set(card.subject) | {stem(w) for w in card.subject}
+        for other in read.named:
+            words = other.words
+            if set(words) <= own or set(words) <= subject or card_set.is_family(words):
+                continue  # a part of this set's or this card's name, or this set's series
+            if card.number and words == (card.number,):
+                continue  # the set "151" and card number 151
             return Refusal(card.item, "wrong_set", f"the title names {other.name!r}")
-        if card_set.words:
-            weights = self._weight
-            total = sum(weights.get(w, 1.0) for w in card_set.words)
-            present = sum(weights.get(w, 1.0) for w in card_set.words if w in read.word_set)
-            coverage = present / total if total else 0.0
-            if coverage >= 0.5:
-                return "set_words", round(EVIDENCE["set_words"] * coverage, 3)
+        for other in read.coded:
+            code = other.code or ""
+            if code in subject or card_set.is_family((code,)):
+                continue
+            return Refusal(card.item, "wrong_set", f"the title names {other.name!r} by its code")
+        # the set's words the title holds besides the card's name and the year
+        coverage = self.sets.partly(card_set, read.word_set - subject - read.year_words)
+        if coverage:
+            return "set_words", round(EVIDENCE["set_words"] * coverage, 3)
         return None
+
+
+def _subject(
+    card: Card, words: Sequence[str], forms: frozenset[str], brand: frozenset[str]
+) -> tuple[str, float] | None:
+    """How the card's name is in the title: in order, as one run of letters (``LVX``), or word
+    by word within a typo; ``None`` when it is not. Words of the brand explain nothing."""
+    if not card.subject:
+        return "subject", EVIDENCE["subject"]
+    core = card.core
+    n = len(core)
+    bonus = EVIDENCE["subject_word"] * card.weight
+    if all(v in forms or (v.endswith("s") and v[:-1] in forms) for v in core):
+        for i in range(len(words) - n + 1):
+            if all(_same(words[i + k], core[k]) for k in range(n)):
+                return "subject", EVIDENCE["subject"] + bonus
+    if _compact_in(card.subject_compact, words):
+        return "subject", EVIDENCE["subject"] + bonus
+    used: set[int] = set()
+    told = 0
+    for word in card.subject:
+        hit = _find_word(word, words, used)
+        if hit is None:
+            if len(word) == 1 and not word.isascii():
+                continue  # δ: often left out, and then it explains nothing
+            return None
+        used.add(hit)
+        told += word not in brand
+    return "subject_fuzzy", EVIDENCE["subject_fuzzy"] + EVIDENCE["subject_word"] * max(told, 1)
 
 
 def _compact_in(compact: str, words: Sequence[str]) -> bool:
@@ -606,15 +553,18 @@ def _compact_in(compact: str, words: Sequence[str]) -> bool:
 
 def _find_word(word: str, words: Sequence[str], used: set[int]) -> int | None:
     for i, candidate in enumerate(words):
-        if i not in used and candidate == word:
+        if i not in used and _same(candidate, word):
             return i
     if len(word) < FUZZY_MIN_LENGTH:
         return None  # Natu / Xatu, Onix / Onyx: a short name is spelled right or not at all
-    choices = {i: w for i, w in enumerate(words) if i not in used and abs(len(w) - len(word)) <= 1}
+    indices: list[int] = []
+    choices: list[str] = []
+    for i, candidate in enumerate(words):
+        if i in used:
+            continue
+        for form in (candidate, candidate[:-1]) if candidate.endswith("s") else (candidate,):
+            if abs(len(form) - len(word)) <= 1:  # the form as written, or without its 's
+                indices.append(i)
+                choices.append(form)
     best = process.extractOne(word, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_WORD)
-    return None if best is None else int(best[2])
-
-
-def explain_refusal(refusal: Refusal) -> str:
-    """One line for ``--explain``: the reason and its detail."""
-    return f"{refusal.reason}: {refusal.detail}" if refusal.detail else refusal.reason
+    return None if best is None else indices[best[2]]

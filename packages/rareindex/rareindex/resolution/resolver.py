@@ -97,6 +97,7 @@ class Explanation:
     considered: tuple[tuple[str, str, str], ...]
     """(catalog id, verdict, detail) per candidate: ``accepted`` with its evidence and score,
     or the reason it was refused (``wrong_total``, ``wrong_year``, ``wrong_set``, …)."""
+    tokens: Tokens | None = field(default=None, repr=False, compare=False)
 
 
 class Resolver:
@@ -147,15 +148,21 @@ class Resolver:
         if category not in (None, "tcg_card") or not len(self.numbered):
             return keyed
         decision = keyed.decision
+        not_one = Explanation(
+            Decision(None, None, None, 0.0, "not_one_item", decision.grading, decision.flags),
+            "numbered",
+            (),
+        )
+        outcome = self.numbered.resolve(title, keyed.tokens, explain=explain)
         if NOT_ONE_ITEM & set(decision.flags):
-            decision = self._flags_without_codes(title, decision)
-        if NOT_ONE_ITEM & set(decision.flags):
-            return Explanation(
-                Decision(None, None, None, 0.0, "not_one_item", decision.grading, decision.flags),
-                "numbered",
-                (),
-            )
-        outcome = self.numbered.resolve(title, explain=explain)
+            # Iron Bundle, (LOT): the word that looked like a lot may be the card's name or
+            # its set's code; the title is one card only if it reads so without them.
+            if outcome.best is None:
+                return not_one
+            flags = self.numbered.flags_without(title, outcome.best.card)
+            if NOT_ONE_ITEM & set(flags):
+                return not_one
+            decision = Decision(None, None, None, 0.0, None, decision.grading, flags)
         if not outcome.considered:
             return keyed
         numbered = _numbered_decision(outcome, decision.grading, decision.flags)
@@ -167,25 +174,15 @@ class Resolver:
             ) + tuple((r.item.external_id, r.reason, r.detail) for r in outcome.refused)
         return Explanation(numbered, "numbered", considered)
 
-    def _flags_without_codes(self, title: str, decision: Decision) -> Decision:
-        """The decision with the flags of ``title`` read again without its set codes."""
-        stripped = self.numbered.without_codes(title)
-        if stripped == title:
-            return decision
-        facts = lift_grading(stripped)
-        return Decision(
-            None, None, None, 0.0, decision.reject_reason, facts.grading, tuple(facts.flags)
-        )
-
     def _by_key(
         self, title: str, category: str | None, identifiers: Identifiers | None
     ) -> Explanation:
-        decision, path = self._canonical(title, category, identifiers)
-        return Explanation(decision, path, ())
+        decision, path, tokens = self._canonical(title, category, identifiers)
+        return Explanation(decision, path, (), tokens)
 
     def _canonical(
         self, title: str, category: str | None, identifiers: Identifiers | None
-    ) -> tuple[Decision, str]:
+    ) -> tuple[Decision, str, Tokens | None]:
         facts = lift_grading(title)
         flags = tuple(str(f) for f in facts.flags)
         grading = facts.grading
@@ -194,16 +191,20 @@ class Resolver:
             if decided is not None:
                 entries, method = decided
                 if len(entries) == 1:
-                    return _decision(entries[0], method, 0.99, grading, flags), "identifier"
+                    return _decision(entries[0], method, 0.99, grading, flags), "identifier", None
                 conflict = Decision(None, None, None, 0.0, "identifier_conflict", grading, flags)
-                return conflict, "identifier"
+                return conflict, "identifier", None
         tokens = tokenize(title)
         if tokens.years:
             candidates = self._candidates(tokens, category)
         else:  # only a TCG set + collector number (4/102) implies the year
             candidates = self._collector_numbered(tokens, category)
             if not candidates:
-                return (Decision(None, None, None, 0.0, "no_year", grading, flags), "canonical_key")
+                return (
+                    Decision(None, None, None, 0.0, "no_year", grading, flags),
+                    "canonical_key",
+                    tokens,
+                )
         scored: list[tuple[float, int, Entry, MatchMethod]] = []
         for entry in candidates:
             verdict = self._check(entry, tokens, year_known=bool(tokens.years))
@@ -216,6 +217,7 @@ class Resolver:
             return (
                 Decision(None, None, None, 0.0, "no_candidate", grading, flags),
                 "canonical_key",
+                tokens,
             )
         scored.sort(key=lambda s: (s[1], s[0]), reverse=True)
         best = scored[0]
@@ -224,13 +226,15 @@ class Resolver:
             return (
                 Decision(None, None, None, best[0], "ambiguous", grading, flags, ids),
                 "canonical_key",
+                tokens,
             )
         if best[0] < THRESHOLD:
             return (
                 Decision(None, None, None, best[0], "below_threshold", grading, flags, ids),
                 "canonical_key",
+                tokens,
             )
-        return (_decision(best[2], best[3], best[0], grading, flags, ids), "canonical_key")
+        return (_decision(best[2], best[3], best[0], grading, flags, ids), "canonical_key", tokens)
 
     def _by_identifier(
         self, ids: Identifiers, category: str | None

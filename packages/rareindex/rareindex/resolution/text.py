@@ -41,6 +41,8 @@ _LABEL_WORDS = frozenset(
 _GRADE_VALUE = re.compile(
     r"^(?:10|[1-9](?:\.[05])?|\d\.\d|(?:ms|pr|pf|sp|au|xf|ef|vf|f|vg|g|ag)-?\d{1,2}\+?|\d{2,3})$"
 )
+_SUBGRADE = re.compile(r"^\d{1,2}\.\d$")
+"""BGS 9.5 (9.5 9 10): the subgrades after a grade."""
 _CERT = re.compile(r"^\d{7,10}(?:-\d{3})?$")
 _ITEM_ID = re.compile(r"^\d{11,13}$")
 _YEAR_MINT = re.compile(r"\b(1[789]\d\d|20[0-3]\d)(?:-(cc|[a-z])|\s?(cc|[cdopsw]))(?=[\s,;)]|$)")
@@ -104,6 +106,7 @@ def tokenize(title: str) -> Tokens:
     words: list[str] = []
     graded = False
     skip_grade = 0
+    valued = False  # a grade phrase holds one grade value: PSA 9 78/97 keeps the 78
     for token in raw:
         if token.startswith("mint:"):
             words.append(token)
@@ -114,9 +117,13 @@ def tokenize(title: str) -> Tokens:
         if word in GRADERS or word == "cert#" or word == "cert":
             graded = True
             skip_grade = 4
+            valued = False
             continue
         if skip_grade:
-            if word in _LABEL_WORDS or _GRADE_VALUE.match(word) or _CERT.match(word):
+            value = not valued and bool(_GRADE_VALUE.match(word))
+            subgrade = valued and bool(_SUBGRADE.match(word))
+            if word in _LABEL_WORDS or value or subgrade or _CERT.match(word):
+                valued = valued or value
                 skip_grade -= 1
                 continue
             skip_grade = 0
