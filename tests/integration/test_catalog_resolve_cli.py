@@ -58,6 +58,7 @@ ZARD = next(i for i in CATALOG if i.external_id == "pk0012")  # Base Set Chariza
 RESOLVE_KEYS = {
     "title",
     "asset_id",
+    "external_id",
     "asset_title",
     "variant",
     "method",
@@ -289,12 +290,14 @@ def test_catalog_fake_import_csv_errors_and_resolve(tmp_path: Path) -> None:
     assert bare["title"] == "Base Set Charizard 4/102"
     assert bare["asset_id"] == stable_id("ast", asset_key(csv_zard))
     assert bare["asset_title"] == "1999 Pokémon Base Set Charizard 4/102"
+    assert bare["external_id"] == "z1"  # the catalog's own id of the item
     assert bare["variant"] == {"grader": None}
     assert bare["method"] in ("identifier", "canonical_key", "fuzzy")
     assert bare["reject_reason"] is None and 0.85 <= bare["confidence"] <= 1.0
     assert base_set_2 == {
         "title": "Charizard 4/130 Base Set 2",
         "asset_id": None,
+        "external_id": None,
         "asset_title": None,
         "variant": {"grader": None},
         "method": None,

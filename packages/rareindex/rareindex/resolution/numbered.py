@@ -374,6 +374,9 @@ class NumberedCards:
         self._weigh_all(pool, read, outcome, explain)
         if not outcome.accepted and fallback:
             self._weigh_all(fallback, read, outcome, explain)
+        if explain:
+            outcome.refused.extend(self._other_numbers(read, pool))
+            outcome.refused.sort(key=lambda r: -self._relevance(r.item, read))
         if not outcome.accepted:
             return outcome
         outcome.accepted.sort(key=lambda c: c.score, reverse=True)
@@ -401,6 +404,28 @@ class NumberedCards:
                 outcome.refused.append(verdict)
             else:
                 outcome.accepted.append(verdict)
+
+    def _relevance(self, item: CatalogItem, read: _Title) -> int:
+        """How close a refused item came: its name in the title counts most, then its set."""
+        card_set = self.sets.get(item)
+        name = match_words(tokenize(item.subject).words) if item.subject else ()
+        named = card_set is not None and any(s is card_set for s in (*read.named, *read.coded))
+        return 2 * bool(name and set(name) <= read.forms) + named
+
+    def _other_numbers(self, read: _Title, pool: list[Card]) -> list[Refusal]:
+        """For ``--explain``: the cards of the sets the title names that bear its name under
+        another number than the title's."""
+        if not read.numbers:
+            return []
+        seen = {id(c) for c in pool}
+        written = ", ".join(sorted(read.numbers))
+        refusals = []
+        for card_set in {id(s): s for s in (*read.named, *read.coded)}.values():
+            for card in self._by_set.get(id(card_set), ()):
+                if id(card) not in seen and card.core and set(card.core) <= read.forms:
+                    detail = f"the title's {written}, card {card.item.number}"
+                    refusals.append(Refusal(card.item, "wrong_number", detail))
+        return refusals
 
     def _pool(self, read: _Title) -> tuple[list[Card], list[Card]]:
         """The candidates, and those to weigh when none of them holds: every card with one of

@@ -37,6 +37,7 @@ __all__ = [
     "CatalogImport",
     "ImportProgress",
     "asset_ids_by_key",
+    "catalog_refs",
     "catalog_version",
     "import_catalog",
     "load_catalog",
@@ -229,6 +230,18 @@ def load_catalog(conn: Connection) -> list[CatalogItem]:
         if attributes:
             items.append(CatalogItem.model_validate({**attributes, "external_id": asset_id}))
     return items
+
+
+def catalog_refs(conn: Connection) -> dict[str, str]:
+    """Asset id -> the external id of the catalog item it came from (its ``catalog_ref``, or
+    the id the item carried when it was written by key)."""
+    rows = conn.execute(select(assets.c.id, assets.c.catalog_ref, assets.c.attributes))
+    refs: dict[str, str] = {}
+    for asset_id, ref, attributes in rows:
+        found = ref or (attributes or {}).get("external_id")
+        if found:
+            refs[asset_id] = str(found)
+    return refs
 
 
 def asset_ids_by_key(conn: Connection) -> dict[str, str]:
