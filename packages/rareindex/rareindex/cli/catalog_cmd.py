@@ -43,7 +43,8 @@ def import_(
         ),
     ] = None,
 ) -> None:
-    """Load catalog items as assets (with their sets and brands). Re-importing is a no-op."""
+    """Load a catalog's items as assets (with their sets and brands); a newer dump updates them
+    in place, the same one again changes nothing."""
     settings = settings_of(ctx)
     columns = (
         SpinnerColumn(),
