@@ -26,6 +26,7 @@ from rareindex.indexer import resolve_pending
 from rareindex.normalizer import BATCH as NORMALIZE_BATCH
 from rareindex.normalizer import normalize_raw
 from rareindex.registry import Registry
+from rareindex.settings import REPO_ROOT
 from rareindex.storage import BlobStore, RawRecordStore, make_engine, upgrade
 from rareindex.storage.catalog_store import import_catalog
 from rareindex.storage.connector_rows import sync_connectors
@@ -613,3 +614,39 @@ def test_a_lot_merged_from_its_page_and_pdf_line_gets_its_premium(any_engine: En
         assert stated[0]["buyer_premium"] == Decimal("250")
     with any_engine.connect() as conn:
         assert conn.execute(select(auction_lots.c.buyer_premium)).scalar_one() == Decimal("250")
+
+
+def test_an_edition_the_catalog_lacks_becomes_its_own_variant(
+    any_engine: Engine, tmp_path: Path
+) -> None:
+    """The real Pokémon data has one Base Set Charizard; sales of its 1st Edition, Unlimited and
+    unstated copies resolve to that asset and land in three variants, the edition on each."""
+    from rareindex.catalog import read_catalog
+
+    upgrade(any_engine)
+    with any_engine.begin() as conn:
+        sync_connectors(conn, [ECHO])
+    import_catalog(any_engine, read_catalog(REPO_ROOT / "fixtures/catalogs/pokemon-tcg-sample"))
+    store = RawRecordStore(BlobStore(tmp_path / "blobs"))
+    titles = {
+        "E1": "Charizard 4/102 Base Set 1st Edition Holo PSA 9",
+        "E2": "1999 Pokemon Charizard 4/102 Base Set 1st Ed. Holo PSA 9 MINT",
+        "U1": "Charizard 4/102 Base Set Unlimited Holo PSA 9",
+        "N1": "Charizard 4/102 Base Set Holo PSA 9",
+    }
+    sales_in = [_sale(ext, title, "100.00", i) for i, (ext, title) in enumerate(titles.items())]
+    raw_ids = _store(any_engine, store, [_raw("ed", _seen(1), sales_in)])
+    normalize_raw(any_engine, REGISTRY, raw_ids, blobs=store.blobs)
+    resolve_pending(any_engine)
+    with any_engine.connect() as conn:
+        rows = conn.execute(
+            select(sales.c.external_id, sales.c.asset_id, asset_variants.c.print_mark)
+            .join(asset_variants, asset_variants.c.id == sales.c.variant_id)
+            .order_by(sales.c.external_id)
+        ).all()
+    marks = {ext: mark for ext, _, mark in rows}
+    assert marks == {"E1": "1st Edition", "E2": "1st Edition", "N1": None, "U1": "Unlimited"}
+    assert len({asset for _, asset, _ in rows}) == 1  # one asset, three variants
+    with any_engine.connect() as conn:
+        keys = conn.execute(select(asset_variants.c.variant_key)).scalars().all()
+    assert sorted(k.rsplit("|", 1)[1] for k in keys) == ["", "1st edition", "unlimited"]

@@ -18,6 +18,7 @@ from rareindex.storage.census import ensure_partitions, partitions
 from rareindex.storage.schema import (
     PARTITIONED_TABLES,
     VIEWS,
+    asset_variants,
     assets,
     connectors,
     fx_rates,
@@ -265,3 +266,36 @@ def test_migration_0008_adds_a_unique_catalog_ref_and_keeps_every_asset(
                 {**row, "id": "ast_4", "asset_key": "k4", "catalog_ref": "base1-4"}
             )
         )
+
+
+def test_migration_0009_adds_a_variant_print_mark_and_keeps_every_variant(
+    any_engine: Engine,
+) -> None:
+    """``asset_variants.print_mark`` comes NULL on the variants already there, so their keys and
+    ids stay; it takes an edition afterwards, and goes away again without losing a variant."""
+    upgrade(any_engine, "0008")
+    asset = {"id": "ast_1", "asset_key": "k1", "category": "tcg_card", "title": "Charizard"}
+    variant = {"id": "var_1", "asset_id": "ast_1", "variant_key": "k1|psa|9||||"}
+    with any_engine.begin() as conn:
+        conn.execute(insert(assets).values(asset))
+        conn.execute(insert(asset_variants).values({**variant, "grader": "PSA", "grade": "9"}))
+    for revision in ("0009", "0008", "head"):
+        if revision == "0008":
+            downgrade(any_engine, revision)
+        else:
+            upgrade(any_engine, revision)
+        with any_engine.connect() as conn:
+            stored = conn.execute(text("SELECT id, variant_key, grade FROM asset_variants")).all()
+        assert [tuple(r) for r in stored] == [("var_1", "k1|psa|9||||", "9")], revision
+        columns = {c["name"] for c in inspect(any_engine).get_columns("asset_variants")}
+        assert ("print_mark" in columns) == (revision != "0008"), revision
+    with any_engine.begin() as conn:
+        assert conn.execute(text("SELECT print_mark FROM asset_variants")).scalar_one() is None
+        conn.execute(
+            insert(asset_variants).values(
+                {**variant, "id": "var_2", "variant_key": "k1|psa|9||||1st edition",
+                 "print_mark": "1st Edition"}
+            )
+        )  # fmt: skip
+        marks = conn.execute(text("SELECT print_mark FROM asset_variants ORDER BY id")).all()
+    assert [m for (m,) in marks] == [None, "1st Edition"]

@@ -185,9 +185,9 @@ def _resolve_batch(
                 grading = getattr(record, "grading", None) or decision.grading
                 if asset_id and not isinstance(record, PopulationReport):
                     grading_doc = grading.model_dump() if grading else None
-                    variant = variant_row(
-                        asset_id, variant_key(decision.asset_key, grading), grading_doc
-                    )
+                    mark = decision.print_mark
+                    key = variant_key(decision.asset_key, grading, mark)
+                    variant = variant_row(asset_id, key, grading_doc, mark)
                     variants.setdefault(variant["variant_key"], variant)
                     variant_id = variant["id"]
         planned.append((record, RecordContext(row, source_id, asset_id, variant_id, flags)))

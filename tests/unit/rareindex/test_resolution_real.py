@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rareindex.catalog.pokemon_tcg import read_pokemon_tcg
-from rareindex.resolution import Resolver
+from rareindex.resolution import Resolver, variant_key
 from rareindex_connectors import CatalogItem, Identifiers
 
 SAMPLE = Path(__file__).parents[3] / "fixtures" / "catalogs" / "pokemon-tcg-sample"
@@ -24,7 +24,7 @@ def matched(resolver: Resolver, title: str) -> str | None:
     return resolver.resolve(title).catalog_id
 
 
-# --- the titles the issue names ---------------------------------------------------------------
+# --- the titles the issue names ------------------------------------------------------------------
 
 
 def test_base_set_charizard_over_its_printed_total(resolver: Resolver) -> None:
@@ -68,7 +68,7 @@ def test_a_real_listing_title(resolver: Resolver) -> None:
     assert matched(resolver, title) == "base1-1"
 
 
-# --- numbers ------------------------------------------------------------------------------------
+# --- numbers -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -105,7 +105,7 @@ def test_a_number_left_open_is_ambiguous_with_the_candidates_named(resolver: Res
     assert set(decision.candidates) == {"base1-4", "base4-4"}
 
 
-# --- sets -----------------------------------------------------------------------------------------
+# --- sets ----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -131,12 +131,31 @@ def test_a_title_naming_another_set_refuses(resolver: Resolver) -> None:
     assert refused["base1-1"] == "wrong_set" and refused["base4-1"] == "wrong_set"
 
 
-@pytest.mark.parametrize("mark", ["1st Edition", "Shadowless", "Unlimited", "1st Ed"])
-def test_editions_and_print_marks_do_not_hide_the_card(resolver: Resolver, mark: str) -> None:
-    assert matched(resolver, f"Charizard 4/102 Base Set {mark} Holo") == "base1-4"
+@pytest.mark.parametrize(
+    ("mark", "edition"),
+    [
+        ("1st Edition", "1st Edition"),
+        ("1st Ed", "1st Edition"),
+        ("First Edition", "1st Edition"),
+        ("Shadowless", "Shadowless"),
+        ("Unlimited", "Unlimited"),
+    ],
+)
+def test_editions_are_kept_on_the_variant(resolver: Resolver, mark: str, edition: str) -> None:
+    """The catalog has one Base Set Charizard: the edition a title names goes on the variant."""
+    decision = resolver.resolve(f"Charizard 4/102 Base Set {mark} Holo PSA 9")
+    assert decision.catalog_id == "base1-4" and decision.print_mark == edition
+    assert decision.asset_key is not None
+    keyed = variant_key(decision.asset_key, decision.grading, decision.print_mark)
+    assert keyed != variant_key(decision.asset_key, decision.grading)
+    assert keyed.endswith("|psa|9||||" + edition.lower())
 
 
-# --- names ------------------------------------------------------------------------------------------
+def test_a_title_without_an_edition_keeps_the_plain_variant(resolver: Resolver) -> None:
+    assert resolver.resolve("Charizard 4/102 Base Set Holo PSA 9").print_mark is None
+
+
+# --- names ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -183,7 +202,7 @@ def test_hype_emoji_grades_and_certs_anywhere(resolver: Resolver, title: str) ->
     assert matched(resolver, title) == "base1-4"
 
 
-# --- negatives ------------------------------------------------------------------------------------
+# --- negatives -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -206,7 +225,7 @@ def test_a_negated_grade_still_names_the_card_raw(resolver: Resolver) -> None:
     assert decision.catalog_id == "base1-4" and decision.grading is None
 
 
-# --- another game: set codes and collector numbers, no printed totals ------------------------
+# --- another game: set codes and collector numbers, no printed totals ----------------------------
 
 
 def _other_game() -> list[CatalogItem]:

@@ -108,8 +108,10 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
     )
     from .titles import (
         CONDITIONS,
+        EDITIONS,
         TitleFacts,
         TitleFlag,
+        edition_of,
         lift_grading,
     )
     from .woocommerce import (
@@ -126,6 +128,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
 _MODULE_OF: dict[str, str] = {
     "BarcodeKind": "storefront",
     "CONDITIONS": "titles",
+    "EDITIONS": "titles",
     "Cursor": "pagination",
     "Extracted": "pagination",
     "Extractor": "pagination",
@@ -167,6 +170,7 @@ _MODULE_OF: dict[str, str] = {
     "category_from_labels": "storefront",
     "extract_shopify_page": "shopify",
     "extract_structured": "structured",
+    "edition_of": "titles",
     "extract_woo_page": "woocommerce",
     "filter_since": "sitemaps",
     "find_grades": "grades",
@@ -198,6 +202,7 @@ _MODULE_OF: dict[str, str] = {
 
 __all__ = [
     "CONDITIONS",
+    "EDITIONS",
     "MAX_FEED_BYTES",
     "MAX_HTML_BYTES",
     "MAX_PDF_BYTES",
@@ -238,6 +243,7 @@ __all__ = [
     "TitleFlag",
     "barcode_kind",
     "category_from_labels",
+    "edition_of",
     "extract_shopify_page",
     "extract_structured",
     "extract_woo_page",

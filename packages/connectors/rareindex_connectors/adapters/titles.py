@@ -18,6 +18,10 @@
   rules in ``_FLAG_RULES`` (DOMAIN §2 "Reject or flag"). ``Topps Tribute`` is a product line, not
   a tribute reprint; ``Lot #245:`` is an auction lot number, not a lot.
 
+* the **edition** a card title names (``1st Edition``, ``Shadowless``, ``Unlimited``; see
+  :data:`EDITIONS`), for a catalog that does not tell its print runs apart: it becomes part of
+  the variant, so a 1st Edition copy is never priced with an Unlimited one.
+
 ``grading=None`` therefore means "no trustworthy grade", not "raw": a consumer building the raw
 series must also drop titles with ``negated`` or any grade flag.
 
@@ -35,6 +39,8 @@ Example:
     ('speculative_grade',)
     >>> lift_grading("Charizard Base Set 4/102 PSA 10 candidate NM").condition
     'NM'
+    >>> lift_grading("Charizard 4/102 Base Set 1st Ed Holo PSA 9").edition
+    '1st Edition'
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from enum import StrEnum
 from .._normalized import Grading
 from .grades import find_grades
 
-__all__ = ["CONDITIONS", "TitleFacts", "TitleFlag", "lift_grading"]
+__all__ = ["CONDITIONS", "EDITIONS", "TitleFacts", "TitleFlag", "edition_of", "lift_grading"]
 
 
 class TitleFlag(StrEnum):
@@ -76,6 +82,8 @@ class TitleFacts:
     is_lot: bool = False
     negated: bool = False
     flags: tuple[str, ...] = ()
+    edition: str | None = None
+    """The print run the title names, one of :data:`EDITIONS` (``1st Ed`` -> ``1st Edition``)."""
 
 
 # --- data: flags and conditions -----------------------------------------------------------------
@@ -139,6 +147,16 @@ _CONDITION_RULES: tuple[tuple[str, str], ...] = (
     ("Fair", r"fair\s+(?:condition|cond\.?|shape)"),
     ("Poor", r"poor(?:\s+(?:condition|cond\.?|shape))?"),
 )
+# (edition, regex): the most specific first; a 1st Edition card is also shadowless.
+_EDITION_RULES: tuple[tuple[str, str], ...] = (
+    ("1st Edition", r"\b(?:1st|first)[\s\-]*ed(?:ition|\.|\b)"),
+    ("Shadowless", r"\bshadowless\b"),
+    ("Unlimited", r"\bunlimited\b"),
+)
+EDITIONS: tuple[str, ...] = tuple(name for name, _ in _EDITION_RULES)
+"""Every value :attr:`TitleFacts.edition` can take."""
+_EDITION_RES = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _EDITION_RULES)
+
 CONDITIONS: tuple[str, ...] = tuple(name for name, _ in _CONDITION_RULES)
 """Every value :attr:`TitleFacts.condition` can take."""
 
@@ -179,4 +197,14 @@ def lift_grading(title: str) -> TitleFacts:
         is_lot=TitleFlag.LOT in flags,
         negated=scan.negated or scan.speculative,
         flags=tuple(str(f) for f in sorted(flags, key=_FLAG_ORDER.__getitem__)),
+        edition=edition_of(scan.masked),
     )
+
+
+def edition_of(title: str) -> str | None:
+    """The edition a title names, one of :data:`EDITIONS`, or ``None``.
+
+    >>> edition_of("1999 Base Set Charizard First Edition Holo"), edition_of("Charizard 4/102")
+    ('1st Edition', None)
+    """
+    return next((name for name, rx in _EDITION_RES if rx.search(title)), None)

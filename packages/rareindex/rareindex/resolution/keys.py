@@ -46,8 +46,11 @@ def asset_key(item: CatalogItem) -> str:
     return "|".join(_f(p) for p in parts)
 
 
-def variant_key(asset: str, grading: Grading | None) -> str:
-    """The variant key: the asset key plus the grade, or ``|raw`` for an ungraded copy."""
+def variant_key(asset: str, grading: Grading | None, print_mark: str | None = None) -> str:
+    """The variant key: the asset key plus the grade, or ``|raw`` for an ungraded copy; then
+    the print mark the title named for an asset without an edition (``|1st edition``)."""
+    if print_mark:
+        return f"{variant_key(asset, grading)}|{_f(print_mark)}"
     if grading is None:
         return f"{asset}|raw"
     parts = (

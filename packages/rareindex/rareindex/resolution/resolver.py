@@ -38,13 +38,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from rapidfuzz import fuzz
 
 from rareindex_connectors import CatalogItem, Grading, Identifiers
-from rareindex_connectors.adapters import lift_grading
+from rareindex_connectors.adapters import edition_of, lift_grading
 
 from .index import CatalogIndex, Entry
 from .numbered import NumberedCards, Outcome
@@ -81,6 +81,9 @@ class Decision:
     flags: tuple[str, ...] = ()
     candidates: tuple[str, ...] = field(default=(), repr=False)
     """Catalog ids considered in the final round (for the operator's tooling)."""
+    print_mark: str | None = None
+    """The edition the title names (``1st Edition``, ``Shadowless``, ``Unlimited``) when the
+    matched catalog item has none of its own: part of the variant, not of the asset."""
 
     @property
     def matched(self) -> bool:
@@ -124,6 +127,17 @@ class Resolver:
         """The decision for one title (see the module docstring)."""
         return self._decide(title, category, identifiers, explain=False).decision
 
+    def _with_print_mark(self, title: str, explained: Explanation) -> Explanation:
+        """A match on an item that has no edition keeps the one the title names."""
+        decision = explained.decision
+        entry = self.index.by_key.get(decision.asset_key or "")
+        if entry is None or entry.item.edition:
+            return explained
+        mark = edition_of(title)
+        if mark is None:
+            return explained
+        return replace(explained, decision=replace(decision, print_mark=mark))
+
     def explain(
         self,
         title: str,
@@ -135,6 +149,19 @@ class Resolver:
         return self._decide(title, category, identifiers, explain=True)
 
     def _decide(
+        self,
+        title: str,
+        category: str | None,
+        identifiers: Identifiers | None,
+        *,
+        explain: bool,
+    ) -> Explanation:
+        explained = self._weigh(title, category, identifiers, explain=explain)
+        if explained.decision.matched:
+            return self._with_print_mark(title, explained)
+        return explained
+
+    def _weigh(
         self,
         title: str,
         category: str | None,

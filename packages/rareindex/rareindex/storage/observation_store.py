@@ -74,7 +74,10 @@ def connector_sources(conn: Connection) -> dict[str, str]:
 
 
 def variant_row(
-    asset_id: str, variant_key: str, grading: Mapping[str, Any] | None
+    asset_id: str,
+    variant_key: str,
+    grading: Mapping[str, Any] | None,
+    print_mark: str | None = None,
 ) -> dict[str, Any]:
     """The ``asset_variants`` row of one variant (its id is ``row["id"]``)."""
     grading = grading or {}
@@ -87,6 +90,7 @@ def variant_row(
         "qualifier": grading.get("qualifier"),
         "label_type": grading.get("label_type"),
         "autograph_grade": grading.get("autograph_grade"),
+        "print_mark": print_mark,
     }
 
 

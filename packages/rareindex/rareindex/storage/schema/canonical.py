@@ -75,6 +75,7 @@ asset_variants = Table(
     Column("qualifier", Text),
     Column("label_type", Text),
     Column("autograph_grade", Text),
+    Column("print_mark", Text),  # the edition a title named for an asset without one
     created_at(),
     Index(None, "asset_id"),
 )
