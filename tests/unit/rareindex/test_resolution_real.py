@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rareindex.catalog.pokemon_tcg import read_pokemon_tcg
-from rareindex.resolution import Resolver, variant_key
+from rareindex.resolution import Resolver, asset_key, variant_key
 from rareindex_connectors import CatalogItem, Identifiers
 
 SAMPLE = Path(__file__).parents[3] / "fixtures" / "catalogs" / "pokemon-tcg-sample"
@@ -264,3 +264,12 @@ def _other_game() -> list[CatalogItem]:
 )
 def test_a_catalog_of_another_game(title: str, expected: str | None) -> None:
     assert Resolver.from_catalog(_other_game()).resolve(title).catalog_id == expected
+
+
+def test_numbers_of_signs_only_keep_their_cards_apart() -> None:
+    """Unown ``!`` and Unown ``?`` of Unseen Forces: folding drops the signs, the key keeps them."""
+    unown = {"category": "tcg_card", "subject": "Unown", "set_name": "Unseen Forces", "year": 2005}
+    bang = CatalogItem(external_id="ex10-!", title="Unown !", number="!", **unown)  # type: ignore[arg-type]
+    what = CatalogItem(external_id="ex10-?", title="Unown ?", number="?", **unown)  # type: ignore[arg-type]
+    assert asset_key(bang) != asset_key(what)
+    assert asset_key(bang).split("|")[3] == "!"

@@ -31,19 +31,24 @@ def _f(value: object) -> str:
 def asset_key(item: CatalogItem) -> str:
     """The asset key of a catalog item: category, year, set, number, subject, parallel, edition,
     language, print run, mint mark."""
-    parts = (
-        item.category,
-        item.year,
-        item.set_name,
-        item.number,
-        item.subject,
-        item.parallel,
-        item.edition,
-        item.language or "English",
-        item.print_run,
-        item.mint_mark,
-    )
-    return "|".join(_f(p) for p in parts)
+    parts = [
+        _f(p)
+        for p in (
+            item.category,
+            item.year,
+            item.set_name,
+            item.number,
+            item.subject,
+            item.parallel,
+            item.edition,
+            item.language or "English",
+            item.print_run,
+            item.mint_mark,
+        )
+    ]
+    if item.number and not parts[3]:  # a number of signs only: Unown "!" and "?" stay apart
+        parts[3] = item.number.strip().replace("|", "/")
+    return "|".join(parts)
 
 
 def variant_key(asset: str, grading: Grading | None, print_mark: str | None = None) -> str:
