@@ -10,7 +10,7 @@ Example:
     ...     category="tcg_card", year=1999, set_name="Base Set", number="4/102",
     ...     subject="Charizard", parallel="Holo", edition="Unlimited")
     >>> asset_key(item)
-    'tcg_card|1999|base set|4/102|charizard|holo|unlimited|english||'
+    'tcg card|1999|base set|4/102|charizard|holo|unlimited|english||'
     >>> variant_key(asset_key(item), Grading(grader="PSA", grade="10"))[-12:]
     '|psa|10||||'
 """
