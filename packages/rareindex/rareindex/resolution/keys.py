@@ -12,7 +12,9 @@ Example:
     >>> asset_key(item)
     'tcg card|1999|base set|4/102|charizard|holo|unlimited|english||'
     >>> variant_key(asset_key(item), Grading(grader="PSA", grade="10"))[-12:]
-    '|psa|10||||'
+    '|||psa|10|||'
+    >>> variant_key(asset_key(item), None)[-4:], variant_key("k", None, "1st Edition")
+    ('|raw', 'k|raw|1st edition')
 """
 
 from __future__ import annotations
