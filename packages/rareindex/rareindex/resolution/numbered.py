@@ -277,12 +277,14 @@ class NumberedCards:
             explained=frozenset(required | set(subject) | {language}),
         )
 
-    def flags_without(self, title: str, card: Card) -> tuple[str, ...]:
-        """The title flags of ``title`` read without ``card``'s name and its set's code (in
+    def flags_without(self, title: str, item: CatalogItem) -> tuple[str, ...]:
+        """The title flags of ``title`` read without ``item``'s name and its set's code (in
         capitals or parentheses): ``Iron Bundle`` is no bundle, ``(LOT)`` no lot."""
-        for word in sorted(card.subject, key=len, reverse=True):
+        subject = match_words(tokenize(item.subject).words) if item.subject else ()
+        for word in sorted(subject, key=len, reverse=True):
             title = re.sub(rf"(?i)(?<!\w){re.escape(word)}(?!\w)", " ", title)
-        code = card.card_set.code if card.card_set else None
+        card_set = self.sets.get(item)
+        code = card_set.code if card_set else None
         if code:
 
             def drop(match: re.Match[str]) -> str:

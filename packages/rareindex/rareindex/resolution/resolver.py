@@ -10,8 +10,11 @@ Order of evidence:
    ``partial_ratio`` over the folded title, accepted at 90 and above.
 4. **Numbered cards** — when 2 and 3 find nothing for a card title, :mod:`.numbered` weighs
    number, printed total, set (name, code or words), year and name together, the way real
-   listings write them (``Celebi 7/123 Mysterious Treasures``, ``Natu #87 Lost Thunder``). A
-   title flagged as a lot, reprint, custom or sealed product never matches this way.
+   listings write them (``Celebi 7/123 Mysterious Treasures``, ``Natu #87 Lost Thunder``).
+
+A title flagged as a lot, reprint, custom or sealed product (:data:`NOT_ONE_ITEM`) matches no
+step after the identifiers: it is ``not_one_item``, unless the flag goes away once the matched
+item's name and set code are read out of it (``Iron Bundle``, ``(LOT)``).
 
 Hard constraints never bend: the year, the card number and the print run must agree, a sibling's
 distinguishing phrase in the title (``Sapphire``, ``Reverse Holo``, ``Jr.``, ``Japanese``) rules a
@@ -32,6 +35,8 @@ Example:
     >>> r.resolve("Charizard 4/130 Base Set 2 Holo 1999").reject_reason
     'no_candidate'
     >>> r.resolve("Lot of 50 Pokemon cards incl Charizard").reject_reason
+    'not_one_item'
+    >>> r.resolve("x3 1999 Pokemon Base Set Charizard 4/102 Holo").reject_reason
     'not_one_item'
 """
 
@@ -170,25 +175,34 @@ class Resolver:
         explain: bool,
     ) -> Explanation:
         keyed = self._by_key(title, category, identifiers)
-        if keyed.decision.matched or keyed.path == "identifier":
-            return keyed
-        if category not in (None, "tcg_card") or not len(self.numbered):
-            return keyed
         decision = keyed.decision
+        negative = bool(NOT_ONE_ITEM & set(decision.flags))
         not_one = Explanation(
             Decision(None, None, None, 0.0, "not_one_item", decision.grading, decision.flags),
-            "numbered",
+            keyed.path,
             (),
         )
+        if keyed.path == "identifier":
+            return keyed
+        if decision.matched:
+            entry = self.index.by_key.get(decision.asset_key or "")
+            if not negative or entry is None:
+                return keyed
+            flags = self.numbered.flags_without(title, entry.item)
+            if NOT_ONE_ITEM & set(flags):
+                return not_one
+            return replace(keyed, decision=replace(decision, flags=flags))
+        if category not in (None, "tcg_card") or not len(self.numbered):
+            return not_one if negative else keyed
         outcome = self.numbered.resolve(title, keyed.tokens, explain=explain)
-        if NOT_ONE_ITEM & set(decision.flags):
+        if negative:
             # Iron Bundle, (LOT): the word that looked like a lot may be the card's name or
             # its set's code; the title is one card only if it reads so without them.
             if outcome.best is None:
-                return not_one
-            flags = self.numbered.flags_without(title, outcome.best.card)
+                return replace(not_one, path="numbered")
+            flags = self.numbered.flags_without(title, outcome.best.item)
             if NOT_ONE_ITEM & set(flags):
-                return not_one
+                return replace(not_one, path="numbered")
             decision = Decision(None, None, None, 0.0, None, decision.grading, flags)
         if not outcome.considered:
             return keyed
