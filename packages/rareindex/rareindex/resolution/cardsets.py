@@ -39,12 +39,13 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rareindex_connectors import CatalogItem
 
 from .text import fold, tokenize
 
-__all__ = ["FILLERS", "CardSet", "CardSets", "match_words", "set_key", "stem"]
+__all__ = ["FILLERS", "CardSet", "CardSets", "match_words", "set_key", "stem", "text_words"]
 
 FILLERS = frozenset({"set", "the", "and", "&", "of", "series"})
 """Words a set name gains or loses in titles (``Base`` / ``Base Set``, ``Sun & Moon``)."""
@@ -79,11 +80,17 @@ def match_words(words: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=65536)
+def text_words(text: str) -> tuple[str, ...]:
+    """:func:`match_words` of a catalog field's text, cached: names and rarities repeat."""
+    return match_words(tokenize(text).words)
+
+
 def name_words(text: str | None) -> tuple[str, ...]:
     """A set or series name as title words are compared with it: fillers out, plurals folded."""
     if not text:
         return ()
-    return tuple(stem(w) for w in match_words(tokenize(text).words) if w not in FILLERS)
+    return tuple(stem(w) for w in text_words(text) if w not in FILLERS)
 
 
 def code_of(text: str | None) -> str | None:

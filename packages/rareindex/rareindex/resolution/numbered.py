@@ -62,7 +62,7 @@ from rapidfuzz import fuzz, process
 from rareindex_connectors import CatalogItem
 from rareindex_connectors.adapters import lift_grading
 
-from .cardsets import FILLERS, CardSet, CardSets, code_of, match_words, stem
+from .cardsets import FILLERS, CardSet, CardSets, code_of, match_words, stem, text_words
 from .text import Tokens, fold, tokenize
 
 __all__ = ["EVIDENCE", "TIE", "Candidate", "NumberedCards", "Outcome", "Refusal", "norm_number"]
@@ -226,7 +226,7 @@ class NumberedCards:
         self._by_set: dict[int, list[Card]] = defaultdict(list)
         self._phrases: dict[tuple[str, ...], frozenset[str]] = {}
         self._brand = frozenset(
-            w for item, _ in pending if item.brand for w in match_words(tokenize(item.brand).words)
+            w for item, _ in pending if item.brand for w in text_words(item.brand)
         )
         vocabulary: set[str] = set()
         for item, key in pending:
@@ -247,10 +247,10 @@ class NumberedCards:
 
     def _card(self, item: CatalogItem, key: str) -> Card:
         number = item.number.split("/", 1)[0] if item.number else None
-        subject = match_words(tokenize(item.subject).words) if item.subject else ()
+        subject = text_words(item.subject) if item.subject else ()
         required: set[str] = set()
         for text in (item.parallel, item.edition):
-            words = match_words(tokenize(text).words) if text else ()
+            words = text_words(text) if text else ()
             required.update(words)
             if words:
                 self._phrases.setdefault(words, frozenset(words))
@@ -258,7 +258,7 @@ class NumberedCards:
         if language != "english":
             required.add(language)
             self._phrases.setdefault((language,), frozenset({language}))
-        rarity = frozenset(match_words(tokenize(item.rarity).words)) if item.rarity else frozenset()
+        rarity = frozenset(text_words(item.rarity)) if item.rarity else frozenset()
         card_set = self.sets.get(item)
         # Rare Holo GX, Black White Rare: the GX of Reshiram-GX, the White of White Flare
         rarity -= set(subject) | set(card_set.words if card_set else ())
@@ -280,7 +280,7 @@ class NumberedCards:
     def flags_without(self, title: str, item: CatalogItem) -> tuple[str, ...]:
         """The title flags of ``title`` read without ``item``'s name and its set's code (in
         capitals or parentheses): ``Iron Bundle`` is no bundle, ``(LOT)`` no lot."""
-        subject = match_words(tokenize(item.subject).words) if item.subject else ()
+        subject = text_words(item.subject) if item.subject else ()
         for word in sorted(subject, key=len, reverse=True):
             title = re.sub(rf"(?i)(?<!\w){re.escape(word)}(?!\w)", " ", title)
         card_set = self.sets.get(item)
@@ -410,7 +410,7 @@ class NumberedCards:
     def _relevance(self, item: CatalogItem, read: _Title) -> int:
         """How close a refused item came: its name in the title counts most, then its set."""
         card_set = self.sets.get(item)
-        name = match_words(tokenize(item.subject).words) if item.subject else ()
+        name = text_words(item.subject) if item.subject else ()
         named = card_set is not None and any(s is card_set for s in (*read.named, *read.coded))
         return 2 * bool(name and set(name) <= read.forms) + named
 
