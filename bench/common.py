@@ -161,3 +161,26 @@ def scratch_postgres() -> Iterator[ScratchPostgres]:
         yield scratch
     finally:
         scratch.drop_all()
+
+
+def package_version(package: str) -> str:
+    """The installed version of ``package``, ``?`` when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "?"
+
+
+def machine_facts(*packages: str) -> dict[str, Any]:
+    """The machine and the versions of ``packages``, for a bench's ``--json`` report."""
+    import os
+    import platform
+
+    facts: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+    }
+    return facts | {package: package_version(package) for package in packages}

@@ -53,10 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -65,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import console as make_console
-from bench.common import machine, median
+from bench.common import machine, machine_facts, median, package_version
 
 TARGET_SPEEDUP = 50.0
 TARGET_PRECISION = 0.98
@@ -291,7 +288,7 @@ def scaling(args: argparse.Namespace, sizes: Sequence[int], count: int, sample_s
             f"them, seed {args.seed}, category hint {'off' if args.no_hint else 'on'}; median "
             f"of {repeat} alternating repetitions"
         ),
-        caption=f"{machine()}, rapidfuzz {_version('rapidfuzz')}",
+        caption=f"{machine()}, rapidfuzz {package_version('rapidfuzz')}",
     )
     columns = (
         "catalog items",
@@ -412,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"seed {args.seed}, category hint {'on' if hint else 'off'}"
         ),
         caption=(
-            f"{machine()}, rapidfuzz {_version('rapidfuzz')}; catalog generated in "
+            f"{machine()}, rapidfuzz {package_version('rapidfuzz')}; catalog generated in "
             f"{generate_s:.1f} s, titles in {titles_s:.1f} s; index build "
             f"{_fmt(build_s, '.2f')} s (+{_fmt(rss_index, '.0f')} MB RSS); median of {repeat} "
             "alternating repetitions"
@@ -509,12 +506,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             },
             "by_noise": [row.as_dict() for row in noise_rows],
             "resolver_error": missing,
-            "machine": {
-                "cpus": os.cpu_count(),
-                "platform": platform.platform(),
-                "python": sys.version.split()[0],
-                "rapidfuzz": _version("rapidfuzz"),
-            },
+            "machine": machine_facts("rapidfuzz"),
             "elapsed_s": elapsed,
         }
         args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
@@ -549,15 +541,6 @@ def print_misses(
             f"  {t.title}\n    want {by_id[t.expected]}\n    {d.reject_reason} {d.confidence:.2f}",
             markup=False,
         )
-
-
-def _version(package: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "?"
 
 
 if __name__ == "__main__":

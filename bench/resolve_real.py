@@ -29,10 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import random
-import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -40,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import console as make_console
-from bench.common import machine
+from bench.common import machine, machine_facts, package_version
 from bench.real_titles import HABITS, RealTitle, real_titles
-from bench.resolve import Row, _fmt, _verdict, _version, score, timed
+from bench.resolve import Row, _fmt, _verdict, score, timed
 
 BASELINE_CUTOFF = 80.0
 TARGET_PRECISION = 0.99
@@ -187,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
             f"{len(titles) - named:,} none), seed {args.seed}"
         ),
         caption=(
-            f"{machine()}, rapidfuzz {_version('rapidfuzz')}; catalog read in {load_s:.1f} s, "
+            f"{machine()}, rapidfuzz {package_version('rapidfuzz')}; "
+            f"catalog read in {load_s:.1f} s, "
             f"titles generated in {generate_s:.1f} s; index build {_fmt(build_s, '.2f')} s; "
             "one timed pass each"
             + (
@@ -332,12 +330,7 @@ def run(args: argparse.Namespace) -> int:
             },
             "misses": misses,
             "resolver_error": missing,
-            "machine": {
-                "cpus": os.cpu_count(),
-                "platform": platform.platform(),
-                "python": sys.version.split()[0],
-                "rapidfuzz": _version("rapidfuzz"),
-            },
+            "machine": machine_facts("rapidfuzz"),
             "elapsed_s": elapsed,
         }
         args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -43,7 +43,7 @@ from functools import lru_cache
 
 from rareindex_connectors import CatalogItem
 
-from .text import fold, tokenize
+from .text import fold, longest_phrases, tokenize
 
 __all__ = ["FILLERS", "CardSet", "CardSets", "match_words", "set_key", "stem", "text_words"]
 
@@ -195,18 +195,7 @@ class CardSets:
     def named(self, words: tuple[str, ...]) -> list[CardSet]:
         """The sets whose whole name is in ``words`` (set words of a title), longest first,
         none inside a longer one, and none that is only the series of another named set."""
-        found: list[tuple[int, int, list[CardSet]]] = []
-        for start in range(len(words)):
-            for length in range(min(self._longest, len(words) - start), 0, -1):
-                sets = self._names.get(words[start : start + length])
-                if sets:
-                    found.append((start, start + length, sets))
-                    break
-        kept = [
-            (a, b, s)
-            for a, b, s in found
-            if not any(a2 <= a and b <= b2 and (b2 - a2) > (b - a) for a2, b2, _ in found)
-        ]
+        kept = longest_phrases(words, self._names, self._longest)
         named = [s for _, _, sets in kept for s in sets]
         return [s for s in named if not any(o is not s and o.is_family(s.words) for o in named)]
 

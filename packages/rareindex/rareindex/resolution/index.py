@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rareindex_connectors import CatalogItem
 
 from .keys import asset_key
-from .text import fold, tokenize
+from .text import fold, longest_phrases, tokenize
 
 __all__ = ["CatalogIndex", "Entry"]
 
@@ -153,19 +153,8 @@ class CatalogIndex:
 
     def find_sets(self, words: tuple[str, ...]) -> list[tuple[str, ...]]:
         """Set names found in ``words``, longest first, skipping those inside a longer match."""
-        found: list[tuple[int, int, tuple[str, ...]]] = []
-        for start in range(len(words)):
-            for length in range(min(MAX_PHRASE, len(words) - start), 0, -1):
-                candidate = words[start : start + length]
-                if candidate in self.sets:
-                    found.append((start, start + length, candidate))
-                    break
-        kept = [
-            (a, b, s)
-            for a, b, s in found
-            if not any(a2 <= a and b <= b2 and (b2 - a2) > (b - a) for a2, b2, _ in found)
-        ]
-        return [s for _, _, s in sorted(kept, key=lambda f: f[0] - f[1])]
+        kept = longest_phrases(words, self.sets, MAX_PHRASE)
+        return [words[a:b] for a, b, _ in sorted(kept, key=lambda f: f[0] - f[1])]
 
     def phrases_in(self, category: str, words: tuple[str, ...]) -> list[frozenset[str]]:
         """The distinguishing phrases of ``category`` that occur in ``words``."""

@@ -23,10 +23,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
-__all__ = ["GRADERS", "Tokens", "fold", "tokenize"]
+V = TypeVar("V")
+
+__all__ = ["GRADERS", "Tokens", "fold", "longest_phrases", "tokenize"]
 
 GRADERS = frozenset({"psa", "bgs", "beckett", "cgc", "sgc", "pcgs", "ngc"})
 _LABEL_WORDS = frozenset(
@@ -155,3 +159,28 @@ def tokenize(title: str) -> Tokens:
         mint_marks=frozenset(mint_marks),
         graded=graded,
     )
+
+
+def longest_phrases(
+    words: tuple[str, ...], table: Mapping[tuple[str, ...], V], longest: int
+) -> list[tuple[int, int, V]]:
+    """The phrases of ``table`` (word tuples up to ``longest`` words) found in ``words``: at each
+    position the longest, and none that lies inside a longer one found elsewhere, as
+    ``(start, end, value)`` in title order.
+
+    >>> names = {("base",): "Base", ("base", "set", "2"): "Base Set 2"}
+    >>> longest_phrases(("base", "set", "2", "charizard"), names, 3)
+    [(0, 3, 'Base Set 2')]
+    """
+    found: list[tuple[int, int, V]] = []
+    for start in range(len(words)):
+        for length in range(min(longest, len(words) - start), 0, -1):
+            value = table.get(words[start : start + length])
+            if value is not None:
+                found.append((start, start + length, value))
+                break
+    return [
+        (a, b, v)
+        for a, b, v in found
+        if not any(a2 <= a and b <= b2 and (b2 - a2) > (b - a) for a2, b2, _ in found)
+    ]
