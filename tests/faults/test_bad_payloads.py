@@ -6,8 +6,10 @@ a worker process crawling them, at both levels a payload comes in:
   comics-woo's page 2 is Latin-1 bytes declared UTF-8; coins-woo's only page is larger than the
   host's ``max_response_bytes`` (64 KiB here);
 * **item pages** (card-market's ``/itm/<id>`` HTML): one with malformed ``__NEXT_DATA__`` JSON, one
-  cut off mid-script, one in Latin-1 declared UTF-8, one over the size limit. (Its search is
-  limited to the first page of 50 items.)
+  cut off mid-script, one in Latin-1 declared UTF-8, one over the size limit, and one whose
+  ``__NEXT_DATA__`` is valid JSON nested 5,000 arrays deep (``too_deep``: classified without
+  recursing, where a recursive decoder crashed the run). (Its search is limited to the first
+  page of 50 items.)
 
 What must hold (DESIGN §9.6, fail closed): the worker never crashes and every run is closed; a
 broken page is never skipped silently and never becomes a good record. A broken *feed page* ends
@@ -48,7 +50,7 @@ SHOP, COMICS, COINS = "cards-shop.fake.test", "comics-woo.fake.test", "coins-woo
 MARKET = "market.fake.test"
 LIMIT = 64 * 1024
 POLICY = {"domains": {h: {"max_response_bytes": LIMIT} for h in (COINS, MARKET)}}
-BROKEN_ITEMS = ("malformed", "truncated", "mis-encoded", "oversized")
+BROKEN_ITEMS = ("malformed", "truncated", "mis-encoded", "oversized", "deep")
 VOCABULARY = {r.value for r in ParseReason} | set(NORMALIZE_FAILURES)
 
 
@@ -101,7 +103,7 @@ class Faults:
                 found = re.findall(rb'data-listingid="(\d+)"', body)
                 self.items = {
                     found[i].decode(): fault
-                    for i, fault in zip((3, 7, 11, 15), BROKEN_ITEMS, strict=True)
+                    for i, fault in zip((3, 7, 11, 15, 19), BROKEN_ITEMS, strict=True)
                 }
             return status, {"content-type": headers["content-type"]}, body
         fault = self.items.get(path.removeprefix("/itm/"))
@@ -116,6 +118,10 @@ class Faults:
             return status, kind, body[: script + (len(body) - script) // 2]
         if fault == "mis-encoded":
             return status, kind, _latin1(body.decode())
+        if fault == "deep":  # valid JSON, 5,000 arrays deep: past orjson's and Python's limits
+            opened = body.index(b">", script) + 1
+            closed = body.index(b"</script>", opened)
+            return status, kind, body[:opened] + b"[" * 5000 + b"]" * 5000 + body[closed:]
         return status, kind, body.replace(b"</body>", b"<!--" + b"x" * LIMIT + b"--></body>")
 
 
@@ -221,7 +227,7 @@ def test_broken_payloads_are_kept_counted_and_never_crash_a_worker(
     # Broken item pages: kept as raw records and failed by the normalizer, never good records.
     assert runs["card-market"].status == "succeeded"
     broken = dict(faults.items)
-    assert len(broken) == 4
+    assert len(broken) == 5
     market_kept = {e for c, e in kept if c == "card-market"}
     assert len(market_kept) == 50 and set(broken) <= market_kept, broken
     market_failures = {e: r for (c, e), r in failed.items() if c == "card-market"}

@@ -82,7 +82,8 @@ class FetchResult:
 
         Raises:
             ParseError: ``truncated`` (the body ends mid-document), ``encoding_error`` (not
-                UTF-8), ``invalid_json``, or ``empty_payload``, with a snippet of the body.
+                UTF-8), ``too_deep`` (nested past 1,024 levels), ``invalid_json``, or
+                ``empty_payload``, with a snippet of the body.
         """
         if not self.content.strip():
             raise ParseError(ParseReason.EMPTY_PAYLOAD, f"empty body from {self.url}")

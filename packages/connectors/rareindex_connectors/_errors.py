@@ -57,6 +57,7 @@ class ParseReason(StrEnum):
     ENCODING_ERROR = "encoding_error"
     TRUNCATED = "truncated"
     TOO_LARGE = "too_large"
+    TOO_DEEP = "too_deep"
     EMPTY_PAYLOAD = "empty_payload"
     UNEXPECTED_SHAPE = "unexpected_shape"
     MISSING_FIELD = "missing_field"

@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from .._errors import ParseError, ParseReason
+from .._json_failure import MAX_DEPTH, nesting_depth
 
 __all__ = ["loads_exact", "loads_lenient"]
 
@@ -41,16 +42,29 @@ def _invalid(exc: ValueError, text: str, field: str | None) -> ParseError:
     return ParseError(ParseReason.INVALID_JSON, str(exc), field=field, snippet=text)
 
 
+def _too_deep(text: str, field: str | None) -> ParseError:
+    """The standard decoder recursed past Python's limit: say how deep, measured iteratively."""
+    return ParseError(
+        ParseReason.TOO_DEEP,
+        f"nested {nesting_depth(text)} levels deep (at most {MAX_DEPTH})",
+        field=field,
+        snippet=text[:_SNIPPET_RADIUS],
+    )
+
+
 def loads_exact(text: str, *, field: str | None = None) -> Any:
     """``json.loads`` with ``Decimal`` for every non-integer number.
 
     Raises:
-        ParseError: ``invalid_json`` with a snippet around the failure (or ``NaN``/``Infinity``).
+        ParseError: ``invalid_json`` with a snippet around the failure (or ``NaN``/``Infinity``);
+            ``too_deep`` past :data:`MAX_DEPTH` levels of nesting.
     """
     try:
         return json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant)
     except ValueError as exc:
         raise _invalid(exc, text, field) from None
+    except RecursionError:
+        raise _too_deep(text, field) from None
 
 
 def _decode_all(text: str, *, strict: bool) -> list[Any]:
@@ -114,9 +128,12 @@ def loads_lenient(text: str) -> list[Any]:
     characters in strings, and JSON HTML-escaped throughout (``{&quot;a&quot;: 1}``).
 
     Raises:
-        ParseError: ``invalid_json``, with the strict parser's complaint and a snippet there.
+        ParseError: ``invalid_json``, with the strict parser's complaint and a snippet there;
+            ``too_deep`` past :data:`MAX_DEPTH` levels of nesting.
     """
     text = _WRAPPERS.sub("", text.strip().removeprefix("\ufeff"))
+    if nesting_depth(text) > MAX_DEPTH:  # before the decoder, which would recurse that deep
+        raise _too_deep(text, None)
     try:
         return _decode_all(text, strict=True)
     except ValueError as first:

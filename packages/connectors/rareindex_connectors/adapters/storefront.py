@@ -86,11 +86,12 @@ def load_json(content: bytes | str) -> Any:
     """Decode a feed body; a body cut short is ``truncated``, other garbage ``invalid_json``.
 
     Raises:
-        ParseError: ``empty_payload``, ``truncated``, ``encoding_error`` or ``invalid_json``.
+        ParseError: ``empty_payload``, ``truncated``, ``encoding_error``, ``too_deep`` or
+            ``invalid_json``.
     """
     try:
         return json.loads(content.decode("utf-8") if isinstance(content, bytes) else content)
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError: tell them apart
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, too deep
         reason, message = json_failure(content)
         text = content.decode("utf-8", errors="replace") if isinstance(content, bytes) else content
         raise ParseError(reason, message, snippet=text[-200:]) from None
