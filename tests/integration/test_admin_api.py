@@ -197,6 +197,30 @@ def test_bind_refuses_a_port_in_use() -> None:
     sock.close()
 
 
+def test_accepted_connections_send_without_delay() -> None:
+    """The listening socket says it is TCP, so asyncio (uvicorn's loop) sets TCP_NODELAY on every
+    accepted connection: a kept-alive client is not held ~40 ms by Nagle's algorithm."""
+    import asyncio
+
+    async def accept_one() -> int:
+        sock = bind("127.0.0.1", 0)
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def on_client(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted = writer.get_extra_info("socket")
+            seen.set_result(accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_client, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            nodelay = await asyncio.wait_for(seen, timeout=5)
+            writer.close()
+        return nodelay
+
+    assert asyncio.run(accept_one()) != 0
+
+
 def test_readiness_pings_the_real_broker(
     pg_url: str, pg_engine: Engine, redis_url: str, tmp_path: Path
 ) -> None:
