@@ -39,10 +39,37 @@ _METADATA = {
 }
 
 
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+"""NAT64 prefixes (RFC 6052, RFC 8215): the last 32 bits are the IPv4 address reached."""
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form reaches: IPv4-mapped (``::ffff:a.b.c.d``), 6to4
+    (``2002:AABB:CCDD::``), NAT64 (``64:ff9b::a.b.c.d``) or the client of a Teredo address.
+
+    >>> embedded_ipv4(ipaddress.IPv6Address("2002:a9fe:a9fe::"))
+    IPv4Address('169.254.169.254')
+    >>> embedded_ipv4(ipaddress.IPv6Address("64:ff9b::10.0.0.1"))
+    IPv4Address('10.0.0.1')
+    """
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if any(address in prefix for prefix in _NAT64):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def address_problem(address: IPAddress) -> str | None:
-    """Why connecting to ``address`` is unsafe, or None when it is a public address."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address_problem(address.ipv4_mapped)
+    """Why connecting to ``address`` is unsafe, or None when it is a public address. An IPv6
+    address that reaches an IPv4 one (mapped, 6to4, NAT64, Teredo) is judged by that address."""
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = embedded_ipv4(address)
+        if inner is not None:
+            return address_problem(inner)
     if address in _METADATA:
         return "link-local (cloud metadata)" if address.is_link_local else "cloud metadata"
     checks = (

@@ -74,6 +74,13 @@ def test_unknown_encodings_are_refused() -> None:
         ("224.0.0.1", "multicast"),
         ("0.0.0.0", "unspecified"),
         ("::ffff:10.0.0.1", "private"),
+        ("2002:a9fe:a9fe::", "link-local (cloud metadata)"),  # 6to4 of 169.254.169.254
+        ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
+        ("64:ff9b::10.0.0.1", "private"),  # NAT64
+        ("64:ff9b:1::a9fe:a9fe", "link-local (cloud metadata)"),  # local-use NAT64
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo, client 10.0.0.1
+        ("2002:808:808::1", None),  # 6to4 of 8.8.8.8
+        ("64:ff9b::8.8.8.8", None),
         ("100.100.100.200", "cloud metadata"),
         ("100.64.0.1", "not globally routable"),
         ("8.8.8.8", None),
