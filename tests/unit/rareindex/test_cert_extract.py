@@ -101,6 +101,8 @@ def test_a_cert_label_reaches_the_grader_at_any_distance_and_is_flagged() -> Non
         "Jordan PSA 10 123456",  # 6 digits
         "Jordan PSA 10 12345678901",  # 11 digits
         "Jordan PSA 10 1234567-01",  # a dash not followed by three digits
+        "Charizard PSA ١٢٣٤٥٦٧٨",  # Arabic-Indic digits: no grader numbers certs so
+        "Charizard PSA 10 ۱۲۳۴۵۶۷۸",  # Persian digits
     ],
 )
 def test_card_numbers_serials_years_item_ids_and_upcs_are_never_certs(title: str) -> None:

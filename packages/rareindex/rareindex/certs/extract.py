@@ -69,15 +69,18 @@ Attribution = Literal["attributed", "ambiguous", "negated"]
 NEAR = 4
 """How many tokens from a grader mention a number may sit and still be its cert (DOMAIN §1.2)."""
 
-_CERT = r"\d{7,10}(?:-\d{3})?"
+_CERT = r"[0-9]{7,10}(?:-[0-9]{3})?"
+r"""ASCII digits only: ``\d`` would also take Arabic-Indic and other scripts' digits, and no
+grader numbers its certificates in them."""
 _NUMBER = re.compile(rf"^#?({_CERT})$")
 _LABELLED_NUMBER = re.compile(rf"^cert(?:ification)?(?:no\.?|#|:)*#?({_CERT})$", re.IGNORECASE)
 _CERT_LABEL = re.compile(r"^cert(?:ification)?(?:no\.?|#|:)*$", re.IGNORECASE)
 _GRADER_TOKEN = re.compile(
-    r"^(PSA|BGS|BECKETT|CGC|SGC|PCGS|NGC)(?:/?DNA)?(?:[-:]?\d{1,2}(?:\.\d)?)?\??$", re.IGNORECASE
+    r"^(PSA|BGS|BECKETT|CGC|SGC|PCGS|NGC)(?:/?DNA)?(?:[-:]?[0-9]{1,2}(?:\.[0-9])?)?\??$",
+    re.IGNORECASE,
 )
 _GRADE_VALUE = re.compile(
-    r"^(?:\d{1,2}(?:\.\d)?|(?:MS|PR|PF|SP|AU|XF|EF|VF|VG|AG|FR|PO|G|F)-?\d{1,2}\+?)\??$",
+    r"^(?:[0-9]{1,2}(?:\.[0-9])?|(?:MS|PR|PF|SP|AU|XF|EF|VF|VG|AG|FR|PO|G|F)-?[0-9]{1,2}\+?)\??$",
     re.IGNORECASE,
 )
 _GRADE_WORD = re.compile(
@@ -129,7 +132,7 @@ _SPECIFIC_GRADER_KEYS = frozenset({"professional grader", "grader", "grading com
 _SPECIFIC_CERT_KEYS = frozenset(
     {"certification number", "cert number", "certification", "certification #", "cert #", "cert"}
 )
-_YEAR = re.compile(r"(?<![\w#/$.\-])((?:18|19|20)\d\d)(?:-(\d\d))?(?![\w/.]|-\d)")
+_YEAR = re.compile(r"(?<![\w#/$.\-])((?:18|19|20)[0-9][0-9])(?:-([0-9][0-9]))?(?![\w/.]|-[0-9])")
 _STOPWORDS = frozenset({"the", "and", "of", "jr", "sr", "ii", "iii"})
 
 
