@@ -19,12 +19,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import structlog
+
 from rareindex_connectors import DomainPolicy, HostGates
 
 from .schemas import Breaker
 
 __all__ = [
     "BREAKER_VALUE",
+    "GATE_READ_TIMEOUT_S",
+    "GateReading",
     "GateState",
     "HostView",
     "connector_hosts",
@@ -33,6 +37,10 @@ __all__ = [
     "read_gates",
 ]
 
+log = structlog.get_logger(__name__)
+
+GATE_READ_TIMEOUT_S = 2.0
+"""How long a read of the shared gates may take before the answer says they are unavailable."""
 BREAKER_VALUE: dict[Breaker, int] = {"closed": 0, "half_open": 1, "open": 2}
 """The ``rareindex_breaker_state`` gauge's encoding."""
 
@@ -124,8 +132,25 @@ def host_view(host: str, state: GateState | None, policy: DomainPolicy, now: flo
     )
 
 
-async def read_gates(gates: HostGates, hosts: Iterable[str]) -> dict[str, GateState | None]:
-    """The gate state of each host, read concurrently."""
+@dataclass(frozen=True, slots=True)
+class GateReading:
+    """The gate state of each host, or why the gates could not be read (Redis down)."""
+
+    states: dict[str, GateState | None]
+    error: str | None = None
+
+
+async def read_gates(gates: HostGates, hosts: Iterable[str]) -> GateReading:
+    """The gate state of each host, read concurrently; an unreachable gate store is reported,
+    never raised, so monitoring keeps answering during a broker outage."""
     names = sorted(set(hosts))
-    states = await asyncio.gather(*(gates.state(host) for host in names))
-    return dict(zip(names, states, strict=True))
+    try:
+        states = await asyncio.wait_for(
+            asyncio.gather(*(gates.state(host) for host in names)), GATE_READ_TIMEOUT_S
+        )
+    except Exception as exc:  # a Redis outage, a timeout: the answer, not a 500
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "timed out"
+        error = f"{type(exc).__name__}: {detail}"
+        log.warning("gates.read_failed", error=type(exc).__name__, hosts=len(names))
+        return GateReading({}, error)
+    return GateReading(dict(zip(names, states, strict=True)))

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
@@ -52,6 +52,7 @@ from prometheus_client.registry import Collector
 from ..storage import Engine
 from ..storage.admin_queries import connector_host_hints
 from ..storage.metrics_queries import metrics_snapshot
+from .checks import broker_check, timed
 from .hosts import BREAKER_VALUE, HostView, connector_hosts, host_view, read_gates
 from .state import ApiState, api_state
 
@@ -232,11 +233,33 @@ class DatabaseCollector(Collector):
         yield from (breaker, budget)
 
 
-def render_metrics(engine: Engine, hosts: Iterable[HostView] = ()) -> bytes:
-    """The Prometheus text of one scrape."""
+def render_metrics(
+    engine: Engine, hosts: Iterable[HostView] = (), up: Mapping[str, bool] | None = None
+) -> bytes:
+    """The Prometheus text of one scrape; ``up`` says which other dependencies answered
+    (``broker``, ``gates``): each becomes a ``rareindex_<name>_up`` gauge."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(DatabaseCollector(engine, hosts))
+    registry.register(DependencyCollector(up or {}))
     return generate_latest(registry)
+
+
+class DependencyCollector(Collector):
+    """``rareindex_broker_up`` and ``rareindex_gates_up``: 1 when the dependency answered this
+    scrape, 0 when it did not (the scrape itself still answers 200)."""
+
+    def __init__(self, up: Mapping[str, bool]):
+        self.up = dict(up)
+
+    def collect(self) -> Iterator[Metric]:
+        docs = {
+            "broker": "1 when the broker answered a PING this scrape",
+            "gates": "1 when the host gates (Redis in a fleet) could be read this scrape",
+        }
+        for name, ok in sorted(self.up.items()):
+            gauge = GaugeMetricFamily(f"rareindex_{name}_up", docs.get(name, name))
+            gauge.add_metric([], 1 if ok else 0)
+            yield gauge
 
 
 router = APIRouter(tags=["metrics"])
@@ -252,11 +275,15 @@ async def metrics(state: Annotated[ApiState, Depends(api_state)]) -> Response:
     except Exception:  # the collector reports the database outage itself
         hints = {}
     hosts = {h for meta, recent in hints.values() for h in connector_hosts(meta, recent)}
-    gate_states = await read_gates(state.gates, hosts)
+    reading = await read_gates(state.gates, hosts)
     epoch = time.time()
     views = [
         host_view(host, gate_state, state.policies.for_host(host), epoch)
-        for host, gate_state in gate_states.items()
+        for host, gate_state in reading.states.items()
     ]
-    body = await run_in_threadpool(render_metrics, state.engine, views)
+    up = {"gates": reading.error is None}
+    if state.settings.broker_url:
+        url = state.settings.broker_url
+        up["broker"] = (await timed(broker_check(url), url)).ok
+    body = await run_in_threadpool(render_metrics, state.engine, views, up)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

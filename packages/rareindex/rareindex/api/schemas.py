@@ -123,9 +123,14 @@ class ConnectorView(_Out):
 
 class ConnectorsResponse(_Out):
     generated_at: datetime
-    gates: Literal["shared", "process"] = Field(
+    gates: Literal["shared", "process", "unavailable"] = Field(
         description="shared: read from Redis, as every worker sees them; process: this API "
-        "process's own gates (embedded mode), which crawls in other processes do not touch"
+        "process's own gates (embedded mode), which crawls in other processes do not touch; "
+        "unavailable: the shared gates could not be read (see gates_error), so no connector "
+        "lists its hosts"
+    )
+    gates_error: str | None = Field(
+        default=None, description="why the gates could not be read (a Redis outage)"
     )
     connectors: list[ConnectorView]
 

@@ -274,3 +274,17 @@ def test_requeue_without_a_broker_or_a_hook_says_what_to_do(
     assert answer.json()["error"] == "requeue_unavailable"
     assert "rareindex deadletters requeue" in answer.json()["detail"]
     assert _requeued_at(sqlite_engine) is None
+
+
+def test_connectors_answer_when_the_shared_gates_are_down(
+    sqlite_engine: Engine, tmp_path: Path
+) -> None:
+    from tests.unit.rareindex.api.test_api_metrics import _DownBackend
+
+    client, data = _client(sqlite_engine, tmp_path, gates=HostGates(_DownBackend()))
+    response = client.get("/api/admin/connectors", headers=bearer(data.read_token))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["gates"] == "unavailable"
+    assert body["gates_error"].startswith("ConnectionError: Error 111")
+    assert body["connectors"] and all(c["hosts"] == [] for c in body["connectors"])

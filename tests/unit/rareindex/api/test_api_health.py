@@ -62,7 +62,7 @@ def test_readiness_checks_the_broker_and_hides_its_password(
 
         return check
 
-    monkeypatch.setattr(health, "_broker_check", broker_check)
+    monkeypatch.setattr(health, "broker_check", broker_check)
     client = TestClient(make_app(sqlite_engine, tmp_path, **FLEET))
     ready = client.get("/health/ready")
     assert ready.status_code == 503

@@ -270,3 +270,38 @@ def test_safe_label_folds_unsafe_values(bad: str) -> None:
 )
 def test_safe_label_keeps_safe_values(good: str) -> None:
     assert safe_label(good) == good
+
+
+class _DownBackend(MemoryGateBackend):
+    """Shared gates whose store is gone (Redis stopped): every read raises."""
+
+    async def snapshot(self, host: str):  # type: ignore[no-untyped-def]
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6390. Connection refused.")
+
+
+def test_a_gate_or_broker_outage_is_a_gauge_at_zero_not_a_500(
+    sqlite_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rareindex.api import metrics
+
+    async def refused() -> None:
+        raise ConnectionError("Connection refused")
+
+    monkeypatch.setattr(metrics, "broker_check", lambda url: refused)
+    seed(sqlite_engine)
+    gates = HostGates(_DownBackend())
+    url = "redis://:s3cret@127.0.0.1:6390/0"
+    fleet = {"broker_url": url, "database_url": "postgresql+psycopg://postgres@db.invalid/x"}
+    client = TestClient(make_app(sqlite_engine, tmp_path, gates=gates, **fleet))  # engine: SQLite
+    names, samples, _ = scrape(client)
+    assert value(samples, "rareindex_gates_up") == 0
+    assert value(samples, "rareindex_broker_up") == 0
+    assert value(samples, "rareindex_database_up") == 1 and "rareindex_runs" in names
+    assert not [k for k in samples if k[0] == "rareindex_breaker_state"]  # hosts it cannot see
+
+
+def test_reachable_dependencies_are_gauges_at_one(sqlite_engine: Engine, tmp_path: Path) -> None:
+    seed(sqlite_engine)
+    _, samples, _ = scrape(TestClient(make_app(sqlite_engine, tmp_path)))
+    assert value(samples, "rareindex_gates_up") == 1
+    assert ("rareindex_broker_up", frozenset()) not in samples  # embedded: no broker to ping

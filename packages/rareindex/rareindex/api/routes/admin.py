@@ -133,18 +133,20 @@ async def list_connectors(state: State) -> ConnectorsResponse:
     now = datetime.now(UTC)
     rows = await run_in_threadpool(connector_overviews, state.engine, month_start=_month_start(now))
     hosts_of = {row.id: connector_hosts(row.meta, row.recent_hosts) for row in rows}
-    gate_states = await read_gates(state.gates, {h for hosts in hosts_of.values() for h in hosts})
+    reading = await read_gates(state.gates, {h for hosts in hosts_of.values() for h in hosts})
     epoch = time.time()
     views = {
         host: _host_out(host_view(host, gate_state, state.policies.for_host(host), epoch))
-        for host, gate_state in gate_states.items()
+        for host, gate_state in reading.states.items()
     }
     month = f"{now:%Y-%m}"
     return ConnectorsResponse(
         generated_at=now,
-        gates="shared" if state.gates_shared else "process",
+        gates="unavailable" if reading.error else "shared" if state.gates_shared else "process",
+        gates_error=reading.error,
         connectors=[
-            _connector_out(row, [views[h] for h in hosts_of[row.id]], month) for row in rows
+            _connector_out(row, [views[h] for h in hosts_of[row.id] if h in views], month)
+            for row in rows
         ],
     )
 
