@@ -65,6 +65,11 @@ class Settings(BaseSettings):
         default=None, description="Redis for shared host gates; default: RI_BROKER_URL if redis"
     )
     policy_override: Path | None = Field(default=None, description="stricter local policy file")
+    api_max_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=1024,
+        description="the largest request body the admin API reads (413 above it)",
+    )
     connect_to: dict[str, str] = Field(
         default_factory=dict,
         description='host -> "ip[:port]" ahead of DNS, e.g. {"cards-shop.fake.test": '

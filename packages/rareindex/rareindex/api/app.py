@@ -27,6 +27,7 @@ from ..fetching import load_policies
 from ..settings import Settings
 from ..storage import Engine, head_revision, make_engine
 from . import metrics
+from .body_guard import BodyGuard
 from .errors import install_error_handlers
 from .routes import admin, certificates, health
 from .state import ApiState, Requeue
@@ -105,6 +106,10 @@ def create_app(
     )
     app.state.rareindex = state
     install_error_handlers(app)
+    # inside the access log, so its 401s and 413s are logged like every other answer
+    app.add_middleware(
+        BodyGuard, engine_of=lambda: state.engine, max_bytes=settings.api_max_body_bytes
+    )
     app.middleware("http")(_access_log)
     for router in (health.router, metrics.router, admin.router, certificates.router):
         app.include_router(router)

@@ -59,13 +59,24 @@ async def _http_error(request: Request, exc: Exception) -> Any:
     return _json(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
 
 
+MAX_PROBLEMS = 10
+"""A 422 names at most this many problems (then how many more), each cut to
+:data:`MAX_PROBLEM_CHARS`: a body with a million bad keys gets a short answer."""
+MAX_PROBLEM_CHARS = 200
+
+
 async def _validation_error(request: Request, exc: Exception) -> Any:
     assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
     problems = []
-    for error in exc.errors():
+    for error in errors[:MAX_PROBLEMS]:
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-        problems.append(f"{where}: {message}" if where else message)
+        problem = f"{where}: {message}" if where else message
+        cut = problem[:MAX_PROBLEM_CHARS]
+        problems.append(cut if len(cut) == len(problem) else cut + "…")
+    if len(errors) > MAX_PROBLEMS:
+        problems.append(f"and {len(errors) - MAX_PROBLEMS} more")
     return _json(422, "bad_request", "; ".join(problems) or "invalid request")
 
 
