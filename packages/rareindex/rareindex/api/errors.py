@@ -1,7 +1,8 @@
 """One error shape for every failure: ``{"error": "<code>", "detail": "<one sentence>"}``.
 
 Routes raise :class:`ApiError`; the handlers installed by :func:`install_error_handlers` also turn
-FastAPI's own 404/405, request-validation errors and unexpected exceptions (500, logged as
+FastAPI's own 404/405, request-validation errors, a database outage (503
+``database_unavailable``, with ``Retry-After``) and unexpected exceptions (500, logged as
 ``api.failed`` with the traceback) into that shape, so a client parses one thing.
 """
 
@@ -16,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..storage import is_database_outage
 from .schemas import ErrorBody
 
 __all__ = ["ApiError", "error_responses", "install_error_handlers"]
@@ -82,6 +84,14 @@ async def _validation_error(request: Request, exc: Exception) -> Any:
 
 async def _unexpected(request: Request, exc: Exception) -> Any:
     route = getattr(request.scope.get("route"), "path", "(unmatched)")
+    if is_database_outage(exc):  # the dependency is down, not the route wrong: say which
+        log.warning("api.database_unavailable", route=route, error=type(exc).__name__)
+        return _json(
+            503,
+            "database_unavailable",
+            "the database cannot be reached; try again when it is back (GET /health/ready)",
+            {"Retry-After": "30"},
+        )
     log.error("api.failed", route=route, error=type(exc).__name__, exc_info=exc)
     return _json(500, "internal_error", "an unexpected error; the server log has it (api.failed)")
 

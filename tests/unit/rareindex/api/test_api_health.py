@@ -122,3 +122,19 @@ def test_openapi_documents_every_json_shape(sqlite_engine: Engine, tmp_path: Pat
     assert "hosts" in schemas["ConnectorView"]["properties"]
     assert "sales_30d" in schemas["CoverageRow"]["properties"]
     assert "kwargs" in schemas["DeadLetterView"]["properties"]
+
+
+def test_a_database_outage_is_a_503_naming_it_not_a_500(tmp_path: Path) -> None:
+    from rareindex.storage import make_engine
+
+    gone = make_engine(f"sqlite:///{tmp_path / 'no-such-dir' / 'rareindex.db'}")
+    client = TestClient(make_app(gone, tmp_path), raise_server_exceptions=False)
+    well_formed = "rit_" + "0" * 16 + "_" + "a" * 43  # checked against the database
+    answer = client.get("/api/admin/connectors", headers={"Authorization": f"Bearer {well_formed}"})
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"] == "database_unavailable"
+    assert answer.headers["retry-after"] == "30"
+    headers = {"Authorization": f"Bearer {well_formed}"}
+    posted = client.post("/api/lookup", json={"target": "PSA 12345678"}, headers=headers)
+    assert posted.status_code == 503  # the body guard's token check says it too
+    assert client.get("/health").status_code == 200  # alive all the same
