@@ -15,9 +15,10 @@ from __future__ import annotations
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
 
+from rareindex.errors import ConfigError
 from rareindex.settings import Settings
 
-__all__ = ["configure_broker"]
+__all__ = ["configure_broker", "verify_broker"]
 
 
 def configure_broker(settings: Settings) -> dramatiq.Broker:
@@ -37,3 +38,28 @@ def configure_broker(settings: Settings) -> dramatiq.Broker:
         broker = RabbitmqBroker(url=url)
     dramatiq.set_broker(broker)
     return broker
+
+
+def verify_broker(broker: dramatiq.Broker) -> None:
+    """Refuse to start on credentials the broker rejects: a wrong password is permanent, and
+    dramatiq's consumers would otherwise log it as CRITICAL forever instead of the process
+    exiting. An unreachable broker is left to dramatiq's reconnects (it may be restarting).
+
+    Raises:
+        ConfigError: the broker refused the credentials of ``RI_BROKER_URL``.
+    """
+    from redis.exceptions import AuthenticationError
+    from redis.exceptions import ConnectionError as RedisDown
+
+    client = getattr(broker, "client", None)
+    if client is None:  # the stub broker, RabbitMQ: nothing of ours to ask
+        return
+    try:
+        client.ping()
+    except AuthenticationError as exc:
+        raise ConfigError(
+            f"the broker refused the credentials in RI_BROKER_URL ({exc}); fix the user or "
+            "password there"
+        ) from None
+    except RedisDown:
+        return

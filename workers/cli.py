@@ -33,7 +33,7 @@ from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.dead_letters import DeadLetter, list_dead_letters, mark_requeued
 
 from .actors import PipelineSweep, declare_actors, sweep_pipeline
-from .broker import configure_broker
+from .broker import configure_broker, verify_broker
 
 __all__ = ["main"]
 
@@ -61,10 +61,11 @@ def worker(
     """Consume crawl messages from the broker until SIGTERM/Ctrl-C, then stop gracefully."""
     settings = settings_of(ctx)
     _fleet(settings)
+    broker = configure_broker(settings)
+    verify_broker(broker)  # a wrong password ends the process here, not in a CRITICAL loop
     db = database(settings)
     if current_revision(db) is None:
         raise ConfigError("the database is empty; run `rareindex db upgrade` first")
-    broker = configure_broker(settings)
     actors = declare_actors(broker, settings, db=db)
     resent = sweep_pipeline(actors, db)
     if resent:
