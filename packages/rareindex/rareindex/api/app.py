@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import structlog
 from fastapi import FastAPI, Request, Response
@@ -68,6 +69,39 @@ async def _access_log(
     return response
 
 
+_GUARD_ANSWERS = {
+    "413": "the request body is larger than RI_API_MAX_BODY_BYTES (`body_too_large`)",
+    "401": "no token, or one that is unknown, wrong or revoked (checked before the body is read)",
+}
+_OUTAGE = "the database cannot be reached (`database_unavailable`, with `Retry-After`)"
+
+
+def _document_guards(app: FastAPI) -> None:
+    """Put in the OpenAPI document what the body guard and the error handlers answer on their own:
+    401 and 413 on every ``/api/`` route that takes a body, 503 on every ``/api/`` route."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        spec = build()
+        error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        paths: dict[str, dict[str, dict[str, Any]]] = spec["paths"]
+        for path, operations in paths.items():
+            if not path.startswith("/api/"):
+                continue
+            for method, operation in operations.items():
+                answers = operation.setdefault("responses", {})
+                answers.setdefault("503", {"description": _OUTAGE, "content": error})
+                if method in ("post", "put", "patch"):
+                    for status, why in _GUARD_ANSWERS.items():
+                        answers.setdefault(status, {"description": why, "content": error})
+        app.openapi_schema = spec
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(
     settings: Settings,
     *,
@@ -113,4 +147,5 @@ def create_app(
     app.middleware("http")(_access_log)
     for router in (health.router, metrics.router, admin.router, certificates.router):
         app.include_router(router)
+    _document_guards(app)
     return app

@@ -68,3 +68,17 @@ def test_a_422_names_ten_problems_and_counts_the_rest(
     detail = answer.json()["detail"]
     assert detail.count("Extra inputs are not permitted") == 10
     assert detail.endswith("and 490 more") and len(answer.content) < 1000
+
+
+def test_the_openapi_document_lists_what_the_guard_and_handlers_answer(
+    sqlite_engine: Engine, tmp_path: Path
+) -> None:
+    spec = make_app(sqlite_engine, tmp_path).openapi()
+    lookup = spec["paths"]["/api/lookup"]["post"]["responses"]
+    for status in ("401", "413", "422", "503"):
+        assert lookup[status]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/ErrorBody"
+        }, status
+    coverage = spec["paths"]["/api/admin/coverage"]["get"]["responses"]
+    assert "503" in coverage and "413" not in coverage  # no body, no body limit
+    assert "503" not in spec["paths"]["/health"]["get"]["responses"]  # liveness never says it
