@@ -11,8 +11,11 @@ three digits.
 ``1.250`` and ``1,250`` are therefore one thousand two hundred and fifty (three-decimal currencies
 such as KWD must be written with another grouping or as a machine number).
 
-Reading the currency: an ISO-4217 code or an unambiguous symbol (``€`` ``£`` ``US$`` ``HK$``
-``Fr.``) names it. ``$``, ``¥`` and ``kr`` are ambiguous and need a stated currency that they fit.
+Reading the currency: the markers come from ``_currencies`` (the one table both readers share). An
+ISO-4217 code, an unambiguous symbol or abbreviation (``€`` ``NZ$`` ``NZD $`` ``грн.`` ``Kč``) names
+it; a family (``$``, ``¥``, ``kr``, ``Rs``) needs a stated currency or fallback that it fits. A
+marker that names another currency than the stated one is ``currency_mismatch``; the fallback is
+used only when the text has no marker at all. ``1.250`` in a three-decimal currency is refused.
 """
 
 from __future__ import annotations
@@ -23,39 +26,12 @@ from decimal import Decimal
 from pydantic import ValidationError
 
 from .._errors import ParseError, ParseReason
-from .._money import Money, currency_minor_unit
+from .._money import Money
+from ._currencies import Family, check_code, check_grouping, marker_code, markers
 
 __all__ = ["is_currency_marker", "money_from_number", "parse_money"]
 
-_SYMBOLS: dict[str, str] = {
-    "€": "EUR",
-    "£": "GBP",
-    "US$": "USD",
-    "U$S": "USD",
-    "C$": "CAD",
-    "CA$": "CAD",
-    "A$": "AUD",
-    "AU$": "AUD",
-    "HK$": "HKD",
-    "NZ$": "NZD",
-    "S$": "SGD",
-    "R$": "BRL",
-    "MX$": "MXN",
-    "₹": "INR",
-    "₩": "KRW",
-    "₽": "RUB",
-    "円": "JPY",
-    "zł": "PLN",
-    "Fr.": "CHF",
-    "SFr.": "CHF",
-}
-_AMBIGUOUS: dict[str, frozenset[str]] = {
-    "$": frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "MXN", "TWD", "ARS", "CLP"}),
-    "¥": frozenset({"JPY", "CNY"}),
-    "kr": frozenset({"SEK", "NOK", "DKK", "ISK"}),
-    "kr.": frozenset({"SEK", "NOK", "DKK", "ISK"}),
-}
-_MARKER = r"[A-Z]{3}|[A-Z]{1,2}\$|U\$S|[$€£¥₹₩₽円]|zł|S?Fr\.|kr\.?"
+_MARKER = "|".join([r"[A-Z][A-Za-z]{0,2}\s?\$", r"[A-Z]{3}", *(re.escape(m) for m in markers())])
 _GROUP = r"[.,'’ ]"  # no-break spaces are plain spaces by now
 _AMOUNT = re.compile(
     rf"(?P<pre>{_MARKER})?\s*"
@@ -65,35 +41,22 @@ _AMOUNT = re.compile(
 
 
 def is_currency_marker(token: str) -> bool:
-    """Whether ``token`` alone names a currency (``EUR``, ``€``, ``US$``) or a family (``$``)."""
-    if token in _SYMBOLS or token in _AMBIGUOUS:
-        return True
-    if len(token) != 3 or not token.isupper():
-        return False
-    try:
-        currency_minor_unit(token)
-    except KeyError:
-        return False
-    return True
+    """Whether ``token`` alone names a currency (``EUR``, ``€``, ``NZ$``) or a family (``$``)."""
+    return marker_code(token) is not None
 
 
-def _code_for(marker: str) -> str | frozenset[str]:
-    if marker in _SYMBOLS:
-        return _SYMBOLS[marker]
-    if marker in _AMBIGUOUS:
-        return _AMBIGUOUS[marker]
-    try:
-        currency_minor_unit(marker)
-    except KeyError:
+def _code_for(marker: str, text: str) -> str | Family:
+    code = marker_code(marker)
+    if code is None:
         raise ParseError(
             ParseReason.UNKNOWN_CURRENCY, f"{marker!r} is not a currency", snippet=marker
-        ) from None
-    return marker
+        )
+    return code if isinstance(code, Family) else check_code(code, text)
 
 
-def _resolve(markers: list[str], currency: str | None, fallback: str | None, text: str) -> str:
+def _resolve(found: list[str], currency: str | None, fallback: str | None, text: str) -> str:
     """The one currency the markers and the stated currency agree on."""
-    codes = [_code_for(m) for m in markers]
+    codes = [_code_for(m, text) for m in found]
     for code in codes:
         if isinstance(code, str):
             if currency is not None and code != currency:
@@ -104,16 +67,16 @@ def _resolve(markers: list[str], currency: str | None, fallback: str | None, tex
                 )
             currency = code
     for code in codes:
-        if isinstance(code, frozenset):
-            if currency is None and fallback in code:
+        if isinstance(code, Family):
+            if currency is None and fallback in code.members:
                 currency = fallback
             if currency is None:
                 raise ParseError(
                     ParseReason.UNKNOWN_CURRENCY,
-                    f"the symbol in {text!r} fits {', '.join(sorted(code))}; state the currency",
+                    f"the {code.name} sign in {text!r} needs a stated currency",
                     snippet=text,
                 )
-            if currency not in code:
+            if currency not in code.members:
                 raise ParseError(
                     ParseReason.CURRENCY_MISMATCH,
                     f"{text!r} cannot be {currency}",
@@ -156,8 +119,9 @@ def parse_money(text: str, *, currency: str | None = None, fallback: str | None 
     match = _AMOUNT.fullmatch(cleaned)
     if match is None:
         raise ParseError(ParseReason.INVALID_VALUE, f"{text!r} is not an amount", snippet=text)
-    markers = [m for m in (match["pre"], match["post"]) if m]
-    code = _resolve(markers, currency and currency.upper(), fallback and fallback.upper(), text)
+    found = [m for m in (match["pre"], match["post"]) if m]
+    code = _resolve(found, currency and currency.upper(), fallback and fallback.upper(), text)
+    check_grouping(match["num"], code, text)
     return _money(_decimal(match["num"], match["sep"]), code, text)
 
 

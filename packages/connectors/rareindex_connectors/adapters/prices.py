@@ -3,12 +3,17 @@
 The amount comes from **price-parser**, which reads locale formats (``$ 10.000,00``,
 ``10 000,00 €``, ``CHF 1'234.50``); the currency comes from the table below, not from guessing:
 
-* an explicit marker wins: ``US $``/``USD`` → USD, ``C$``/``CA$`` → CAD, ``A$`` → AUD, ``£`` → GBP,
-  ``€`` → EUR, ``円`` → JPY, ``R$`` → BRL, and any ISO-4217 code written next to the number;
-* a shared symbol needs context: ``$`` is USD unless ``default_currency`` is another dollar or peso
-  (CAD, AUD…); ``¥`` is JPY unless the default is CNY; ``kr`` is SEK/NOK/DKK/ISK only when the
-  default says which one, and otherwise refused;
-* no marker at all: ``default_currency``, or refused.
+* a marker names the currency, from the table in ``_currencies`` (shared with the strict reader):
+  ``US $``/``USD`` → USD, ``NZ$``/``NZD $`` → NZD, ``NT$`` → TWD, ``C$``/``CAN$`` → CAD, ``R$``
+  → BRL, ``£``, ``€``, ``円``, ``₪``, ``грн.``, ``Kč``, ``Rp``… and any ISO-4217 code written next
+  to the number (letters count only beside the number; signs anywhere);
+* a shared sign needs context: ``$`` is USD unless ``default_currency`` is another dollar or peso
+  (CAD, AUD…); ``¥`` is JPY unless the default is CNY; ``kr`` (SEK/NOK/DKK/ISK) and ``Rs``
+  (INR/PKR/LKR…) only when the default says which one, and otherwise refused;
+* no marker at all: ``currency``, else ``default_currency``, else refused. A sign or a non-Latin
+  word beside the number that the table does not know is refused, never read as the default;
+* ``currency`` (the source's declared currency) is never overridden: a marker naming another
+  one is ``currency_mismatch``.
 
 Refused (``None``, or :class:`ParseError` with ``strict=True``): an unknown or ambiguous currency
 (``unknown_currency``), text with no number, more than one number (a range, ``was $20 now $15``,
@@ -17,7 +22,8 @@ decimals than the currency has (``¥1,500.50``: ``amount_precision``). ``"Free"`
 price of zero is not an observation.
 
 ``1.234`` and ``1,234`` (one separator, three digits after it) are read as thousands, as
-price-parser does; pass ``decimal_separator`` when a source means otherwise (a 3-decimal KWD shop).
+price-parser does, except in a three-decimal currency (``KD 1.250``), where they are refused
+(``invalid_value``); pass ``decimal_separator`` when the source is known.
 
 Example:
     >>> parse_price("US $1,234.56")
@@ -39,48 +45,34 @@ from pydantic import ValidationError
 
 from .._errors import ParseError, ParseReason
 from .._money import Money, currency_minor_unit
+from ._currencies import (
+    FAMILIES,
+    Family,
+    check_code,
+    check_grouping,
+    is_alphabetic,
+    marker_code,
+    markers,
+)
 
 __all__ = ["parse_price"]
 
-# Currencies that write their amounts with a bare "$" (so "$" follows the default among them).
-_DOLLARS = frozenset(
-    {"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "TWD", "MXN", "ARS", "CLP", "COP", "BRL"}
+_LETTER_BEFORE = r"(?<![^\W\d_])"
+_LETTER_AFTER = r"(?![^\W\d_])"
+_ALPHA = "|".join(re.escape(m) for m in markers() if is_alphabetic(m))
+_SIGNS = "|".join(re.escape(m) for m in markers() if not is_alphabetic(m))
+# At one position the first alternative wins: "NZD $" before "$", "RMB" before "RM". Letters
+# (abbreviations and ISO codes) count only right next to the number, so "TOP", "ALL" or "PSA" in
+# prose do not; signs count anywhere.
+_MARKER_RE = re.compile(
+    rf"(?P<prefixed>(?<![A-Za-z])[A-Z][A-Za-z]{{0,2}}\s?\$(?!S))"
+    rf"|(?P<alpha>{_LETTER_BEFORE}(?:{_ALPHA})(?=\s?[\d.,])|(?<=[\d\-–])\s?(?:{_ALPHA}){_LETTER_AFTER})"
+    rf"|(?P<sign>{_SIGNS})"
+    rf"|(?P<iso>(?<![A-Za-z])[A-Z]{{3}}(?=\s?[\d.,])|(?<=\d)\s?[A-Z]{{3}}(?![A-Za-z]))"
 )
-_FAMILIES: dict[str, tuple[str | None, frozenset[str]]] = {
-    # family: (currency when the default is not a member, members the default may pick)
-    "$": ("USD", _DOLLARS),
-    "¥": ("JPY", frozenset({"JPY", "CNY"})),
-    "kr": (None, frozenset({"SEK", "NOK", "DKK", "ISK"})),
-}
-# (marker regex, ISO code or family). At one position the first row wins: "US $" before "$".
-_MARKERS: tuple[tuple[str, str], ...] = (
-    (r"(?<![A-Za-z])US\s?\$|(?<![A-Za-z])USD(?![A-Za-z])", "USD"),
-    (r"(?<![A-Za-z])(?:CA|C|CAD)\s?\$", "CAD"),
-    (r"(?<![A-Za-z])(?:AU|A|AUD)\s?\$", "AUD"),
-    (r"(?<![A-Za-z])NZ\s?\$", "NZD"),
-    (r"(?<![A-Za-z])HK\s?\$", "HKD"),
-    (r"(?<![A-Za-z])SG?\s?\$", "SGD"),
-    (r"(?<![A-Za-z])R\s?\$", "BRL"),
-    (r"(?<![A-Za-z])MX\s?\$", "MXN"),
-    (r"\$", "$"),
-    (r"£", "GBP"),
-    (r"€", "EUR"),
-    (r"円", "JPY"),
-    (r"(?<![A-Za-z])(?:CN|RMB)\s?¥|元|(?<![A-Za-z])RMB(?![A-Za-z])", "CNY"),
-    (r"(?<![A-Za-z])JP\s?¥", "JPY"),
-    (r"¥", "¥"),
-    (r"₩", "KRW"),
-    (r"₹", "INR"),
-    (r"₽", "RUB"),
-    (r"₺", "TRY"),
-    (r"zł", "PLN"),
-    (r"Kč", "CZK"),
-    (r"(?<![A-Za-z])S?Fr\.", "CHF"),
-    (r"(?<![A-Za-z])[Kk]r\.?(?![A-Za-z])", "kr"),
-    # An ISO code counts only right next to the number, so "TOP", "ALL" or "PSA" in prose do not.
-    (r"(?<![A-Za-z])[A-Z]{3}(?=\s?[\d.,])|(?<=\d)\s?[A-Z]{3}(?![A-Za-z])", "ISO"),
-)
-_MARKER_RE = re.compile("|".join(f"(?P<m{i}>{rx})" for i, (rx, _) in enumerate(_MARKERS)))
+# A word in another script than Latin right beside a number with no known marker ("100 сом") is
+# taken for a currency the table does not know, and refused rather than read as the default.
+_BESIDE = re.compile(r"([^\W\d_]+)\.?\s?(?=\d)|(?<=\d)\s?([^\W\d_]+)")
 _NUMBER = re.compile(r"\d(?:[\d.,'’\s]*\d)?")
 _MULTIPLIER = re.compile(r"\d\s*(?:k|K|m|M|mil|million|thousand|bn)(?!\w)")
 _MINUS = re.compile(r"(?<![\d,.])[-−]\s*(?:[^\d\s]{0,4}\s*)?[.,]?\d")
@@ -96,41 +88,93 @@ def _check_code(code: str, what: str) -> str:
     return code.upper()
 
 
-def _currency(text: str, default: str | None) -> str:
+def _pick(family: Family, marker: str, stated: str | None, default: str | None, text: str) -> str:
+    """The member of a family a shared sign is read as (today's rule, see the module docstring)."""
+    if stated is not None:
+        if stated not in family.members:
+            raise ParseError(
+                ParseReason.CURRENCY_MISMATCH,
+                f"{marker!r} is a {family.name} sign, the source says {stated}",
+                snippet=text,
+            )
+        return stated
+    chosen = default if default in family.members else family.usual
+    if chosen is None:
+        raise ParseError(
+            ParseReason.UNKNOWN_CURRENCY,
+            f"{marker!r} could be any of {sorted(family.members)}; pass default_currency",
+            snippet=text,
+        )
+    return chosen
+
+
+def _unknown_markers(text: str, spans: list[tuple[int, int]]) -> None:
+    def matched(start: int, end: int) -> bool:
+        return any(s <= start and end <= e for s, e in spans)
+
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Sc" and not matched(i, i + 1):
+            raise ParseError(
+                ParseReason.UNKNOWN_CURRENCY, f"{ch!r} is no currency sign we know", snippet=text
+            )
+    if spans:
+        return  # a known marker is there: a word beside the number is prose ("価格 1500円")
+    for word in _BESIDE.finditer(text):
+        group = 1 if word[1] is not None else 2
+        if not all("LATIN" in unicodedata.name(ch, "") for ch in word[group]):
+            raise ParseError(
+                ParseReason.UNKNOWN_CURRENCY,
+                f"{word[group]!r} beside the number is no currency we know",
+                snippet=text,
+            )
+
+
+def _currency(text: str, stated: str | None, default: str | None) -> str:
     found: set[str] = set()
+    spans: list[tuple[int, int]] = []
     for match in _MARKER_RE.finditer(text):
-        group = next(k for k, v in match.groupdict().items() if v is not None)
-        kind = _MARKERS[int(group[1:])][1]
-        if kind == "ISO":
-            code = match[0].strip()
-            try:
-                found.add(_check_code(code, "currency"))
-            except ParseError:
-                continue  # three capitals that are no currency ("PSA 10")
-        elif kind in _FAMILIES:
-            fallback, members = _FAMILIES[kind]
-            chosen = default if default in members else fallback
-            if chosen is None:
+        kind = match.lastgroup
+        marker = match[0].strip()
+        code = marker_code(marker)
+        if kind == "iso" and code is None:
+            continue  # three capitals that are no currency ("PSA 10")
+        spans.append(match.span())
+        if kind == "prefixed" and code is None:
+            prefix = marker.rstrip("$").strip()
+            if prefix == marker.rstrip("$"):  # glued: "XY$5" is a dollar we do not know
                 raise ParseError(
-                    ParseReason.UNKNOWN_CURRENCY,
-                    f"{match[0]!r} could be any of {sorted(members)}; pass default_currency",
-                    snippet=text,
+                    ParseReason.UNKNOWN_CURRENCY, f"{marker!r} is no dollar we know", snippet=text
                 )
-            found.add(chosen)
-        else:
-            found.add(kind)
+            if isinstance(marker_code(prefix), str):  # "EUR $5": two currencies
+                found.add(check_code(prefix, text))
+            code = FAMILIES["$"]
+        if isinstance(code, Family):
+            found.add(_pick(code, marker, stated, default, text))
+        elif code is not None:
+            found.add(check_code(code, text))
+    _unknown_markers(text, spans)
     if len(found) > 1:
         raise ParseError(
             ParseReason.UNKNOWN_CURRENCY, f"several currencies: {sorted(found)}", snippet=text
         )
     if found:
-        return found.pop()
-    if default is None:
+        currency = found.pop()
+        if stated is not None and currency != stated:
+            raise ParseError(
+                ParseReason.CURRENCY_MISMATCH,
+                f"the price says {currency}, the source says {stated}",
+                snippet=text,
+            )
+        return currency
+    fallback = stated or default
+    if fallback is None:
         raise ParseError(ParseReason.UNKNOWN_CURRENCY, "no currency marker", snippet=text)
-    return default
+    return fallback
 
 
-def _parse(text: str, default: str | None, decimal_separator: str | None) -> Money:
+def _parse(
+    text: str, stated: str | None, default: str | None, decimal_separator: str | None
+) -> Money:
     if not isinstance(text, str):
         raise ParseError(ParseReason.INVALID_TYPE, "a price text is a string", snippet=repr(text))
     text = unicodedata.normalize("NFKC", text).strip()
@@ -140,7 +184,12 @@ def _parse(text: str, default: str | None, decimal_separator: str | None) -> Mon
         raise ParseError(ParseReason.INVALID_VALUE, f"{what} in a price", snippet=text)
     if _MULTIPLIER.search(text) or _MINUS.search(text):
         raise ParseError(ParseReason.INVALID_VALUE, "a multiplier or a sign", snippet=text)
-    currency = _currency(text, default)
+    currency = _currency(text, stated, default)
+    if decimal_separator is None:
+        check_grouping(numbers[0], currency, text)
+        marks = [ch for ch in numbers[0] if ch in ".,"]
+        if len(set(marks)) == 2:  # "1.250,500": the last mark is the decimal one (price-parser
+            decimal_separator = marks[-1]  # takes ",500" for a group of thousands)
     amount = Price.fromstring(text, decimal_separator=decimal_separator).amount
     if amount is None:
         raise ParseError(ParseReason.INVALID_VALUE, "no amount", snippet=text)
@@ -162,6 +211,7 @@ def parse_price(
     text: str,
     *,
     default_currency: str | None = None,
+    currency: str | None = None,
     decimal_separator: str | None = None,
     strict: bool = False,
 ) -> Money | None:
@@ -169,8 +219,11 @@ def parse_price(
 
     Args:
         text: the price as shown (``"£1.234,50"``).
-        default_currency: the source's currency when the text has no marker, and the pick for
-            a shared symbol (``$``, ``¥``, ``kr``).
+        default_currency: the currency of a text with no marker at all, and the pick for a
+            shared sign (``$``, ``¥``, ``kr``); never read over a marker the text has.
+        currency: the currency the source declares: a marker naming another one is refused
+            (``currency_mismatch``), a shared sign must fit it, and a text without a marker
+            takes it.
         decimal_separator: ``"."`` or ``","`` when the source is known; else price-parser guesses.
         strict: raise instead of returning ``None``.
 
@@ -178,18 +231,21 @@ def parse_price(
         The :class:`Money`, or ``None`` when the text is refused (see the module docstring).
 
     Raises:
-        ParseError: only with ``strict=True``: ``unknown_currency``, ``invalid_value``,
-            ``amount_precision`` or ``invalid_type``.
-        ValueError: ``default_currency`` is not an ISO-4217 code (a caller error, always raised).
+        ParseError: only with ``strict=True``: ``unknown_currency``, ``currency_mismatch``,
+            ``invalid_value``, ``amount_precision`` or ``invalid_type``.
+        ValueError: ``default_currency`` or ``currency`` is not an ISO-4217 code (a caller
+            error, always raised).
     """
-    default = None
-    if default_currency is not None:
-        try:
-            default = _check_code(default_currency, "default_currency")
-        except ParseError as exc:
-            raise ValueError(str(exc)) from None
+    default = stated = None
     try:
-        return _parse(text, default, decimal_separator)
+        if default_currency is not None:
+            default = _check_code(default_currency, "default_currency")
+        if currency is not None:
+            stated = _check_code(currency, "currency")
+    except ParseError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        return _parse(text, stated, default, decimal_separator)
     except ParseError:
         if strict:
             raise

@@ -53,7 +53,7 @@ READ: list[tuple[str, str | None, str, str]] = [
     ("12 Kč", None, "12.00", "CZK"),
     ("49,99 zł", None, "49.99", "PLN"),
     ("1250", "USD", "1250.00", "USD"),
-    ("KWD 1.250", None, "1250.000", "KWD"),
+    ("KWD 1.250,500", None, "1250.500", "KWD"),
     ("$12.345.678,9", None, "12345678.90", "USD"),  # European grouping after a dollar sign
 ]
 
@@ -85,6 +85,7 @@ REFUSED: list[tuple[str, str | None, ParseReason]] = [
     ("Call for price", "USD", ParseReason.INVALID_VALUE),
     ("", "USD", ParseReason.INVALID_VALUE),
     ("¥1,500.50", None, ParseReason.AMOUNT_PRECISION),
+    ("KWD 1.250", None, ParseReason.INVALID_VALUE),  # 1.25 or 1250 dinars: a three-decimal currency
 ]
 
 
