@@ -2,7 +2,9 @@
 
 Embedded mode uses dramatiq's ``StubBroker`` (in-process, nothing to run); fleet mode uses Redis
 (``redis://``) or RabbitMQ (``amqp://``) from ``RI_BROKER_URL``. Call once per process, before
-importing actor modules.
+importing actor modules. On Redis, a worker that has not been heard from for
+``RI_BROKER_HEARTBEAT_SECONDS`` (30 s) is dead, and the messages it had prefetched are handed back
+to the queue by the next worker's maintenance (run on :data:`MAINTENANCE_CHANCE` of commands).
 
 Example:
     >>> broker = configure_broker(Settings(_env_file=None))   # doctest: +SKIP
@@ -18,7 +20,12 @@ from dramatiq.brokers.stub import StubBroker
 from rareindex.errors import ConfigError
 from rareindex.settings import Settings
 
-__all__ = ["configure_broker", "verify_broker"]
+__all__ = ["MAINTENANCE_CHANCE", "configure_broker", "verify_broker"]
+
+MAINTENANCE_CHANCE = 100_000
+"""Commands in a million that also run the Redis broker's maintenance, which hands the unacked
+(prefetched) messages of a worker whose heartbeat stopped back to its queue. dramatiq's default,
+1,000, leaves them stranded for many minutes on a quiet fleet; the Lua script is cheap."""
 
 
 def configure_broker(settings: Settings) -> dramatiq.Broker:
@@ -31,7 +38,11 @@ def configure_broker(settings: Settings) -> dramatiq.Broker:
     elif url.startswith(("redis://", "rediss://")):
         from dramatiq.brokers.redis import RedisBroker
 
-        broker = RedisBroker(url=url)  # type: ignore[no-untyped-call]
+        broker = RedisBroker(  # type: ignore[no-untyped-call]
+            url=url,
+            heartbeat_timeout=int(settings.broker_heartbeat_seconds * 1000),
+            maintenance_chance=MAINTENANCE_CHANCE,
+        )
     else:
         from dramatiq.brokers.rabbitmq import RabbitmqBroker
 

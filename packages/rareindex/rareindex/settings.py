@@ -65,6 +65,11 @@ class Settings(BaseSettings):
         default=None, description="Redis for shared host gates; default: RI_BROKER_URL if redis"
     )
     policy_override: Path | None = Field(default=None, description="stricter local policy file")
+    broker_heartbeat_seconds: float = Field(
+        default=30,
+        ge=1,
+        description="a worker silent this long is dead: its prefetched messages go to others",
+    )
     api_max_body_bytes: int = Field(
         default=64 * 1024,
         ge=1024,
