@@ -15,7 +15,7 @@ Nothing is silently skipped.
 ``robots``         robots.txt rules per user-agent group (protego)
 ``feeds``          RSS 2.0 / Atom -> news items (feedparser)
 ``pdf``            "prices realised" tables -> hammer, premium, realised (pdfplumber)
-``structured``     schema.org JSON-LD, microdata and Open Graph products -> listings
+``structured``     schema.org JSON-LD, microdata, Open Graph -> listings, price ranges
 ``embedded``       ``__NEXT_DATA__`` and inline JSON state
 =================  ===========================================================================
 """
@@ -102,9 +102,12 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
         load_json,
     )
     from .structured import (
+        PriceRange,
+        ProductOffers,
         StructuredData,
         extract_structured,
         listings_from_products,
+        read_products,
     )
     from .titles import (
         CONDITIONS,
@@ -149,8 +152,10 @@ _MODULE_OF: dict[str, str] = {
     "Page": "pagination",
     "PageNumber": "pagination",
     "PageRequest": "pagination",
+    "PriceRange": "structured",
     "PriceRealisedRow": "pdf",
     "PricesRealised": "pdf",
+    "ProductOffers": "structured",
     "Rejected": "_rejected",
     "RequestRate": "robots",
     "RobotsRules": "robots",
@@ -181,6 +186,7 @@ _MODULE_OF: dict[str, str] = {
     "json_items": "pagination",
     "lift_grading": "titles",
     "listings_from_products": "structured",
+    "read_products": "structured",
     "load_json": "storefront",
     "loads_exact": "embedded",
     "next_data": "embedded",
@@ -228,8 +234,10 @@ __all__ = [
     "Page",
     "PageNumber",
     "PageRequest",
+    "PriceRange",
     "PriceRealisedRow",
     "PricesRealised",
+    "ProductOffers",
     "Rejected",
     "RequestRate",
     "RobotsRules",
@@ -268,6 +276,7 @@ __all__ = [
     "parse_sitemap",
     "parse_woo_product",
     "parse_woo_products",
+    "read_products",
     "rows_to_auction_lots",
     "shopify_products_url",
     "woo_next_page",

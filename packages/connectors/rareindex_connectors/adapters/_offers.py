@@ -24,6 +24,7 @@ __all__ = [
     "is_available",
     "local_name",
     "offer_price",
+    "range_prices",
     "schema_types",
 ]
 
@@ -57,8 +58,15 @@ def local_name(value: Any) -> str | None:
     return text.rstrip("/").rsplit("/", 1)[-1] if text else None
 
 
-def expand_offers(product: dict[str, Any], where: str) -> list[dict[str, Any]]:
-    """The product's offers, an AggregateOffer expanded into the offers it lists.
+def expand_offers(
+    product: dict[str, Any], where: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The product's offers, and its price ranges: ``(offers, ranges)``.
+
+    An AggregateOffer that lists its ``offers`` is expanded into them. One that lists none
+    (only ``lowPrice``/``highPrice``) is a summary: dropped when the product has any other
+    offer (else it would be a phantom listing beside the real ones), and returned in ``ranges``
+    when it is all the product states.
 
     Raises:
         ParseError: ``missing_field`` (no offers) or ``unexpected_shape`` (an offer that is not
@@ -70,6 +78,7 @@ def expand_offers(product: dict[str, Any], where: str) -> list[dict[str, Any]]:
             ParseReason.MISSING_FIELD, "product has no offers", field=f"{where}.offers"
         )
     offers: list[dict[str, Any]] = []
+    summaries: list[dict[str, Any]] = []
     for offer in raw if isinstance(raw, list) else [raw]:
         if not isinstance(offer, dict):
             raise ParseError(
@@ -82,9 +91,34 @@ def expand_offers(product: dict[str, Any], where: str) -> list[dict[str, Any]]:
         if "AggregateOffer" in schema_types(offer) and inner:
             listed = inner if isinstance(inner, list) else [inner]
             offers.extend(o for o in listed if isinstance(o, dict))
+        elif "AggregateOffer" in schema_types(offer):
+            summaries.append(offer)
         else:
             offers.append(offer)
-    return offers
+    return offers, [] if offers else summaries
+
+
+def range_prices(
+    offer: dict[str, Any], where: str, default_currency: str | None
+) -> tuple[Money, Money | None]:
+    """An AggregateOffer's ``lowPrice`` and ``highPrice`` (``None`` when not stated).
+
+    Raises:
+        ParseError: with ``field`` at ``{where}.lowPrice`` or ``{where}.highPrice``.
+    """
+    low = offer.get("lowPrice")
+    if low in (None, ""):
+        low = offer.get("price")  # some sites write the floor as ``price``
+    if low in (None, ""):
+        raise ParseError(
+            ParseReason.MISSING_FIELD, "AggregateOffer has no lowPrice", field=f"{where}.lowPrice"
+        )
+    currency = clean_text(offer.get("priceCurrency"))
+    found = _amount(low, currency, default_currency, f"{where}.lowPrice")
+    high = offer.get("highPrice")
+    if high in (None, ""):
+        return found, None
+    return found, _amount(high, currency or found.currency, None, f"{where}.highPrice")
 
 
 def offer_price(offer: dict[str, Any], where: str, default_currency: str | None) -> Money:
@@ -104,6 +138,10 @@ def offer_price(offer: dict[str, Any], where: str, default_currency: str | None)
     )
     if amount is None:
         raise ParseError(ParseReason.MISSING_FIELD, "offer has no price", field=f"{where}.price")
+    return _amount(amount, currency, default_currency, f"{where}.price")
+
+
+def _amount(amount: Any, currency: str | None, default_currency: str | None, field: str) -> Money:
     try:
         if isinstance(amount, str) and _MACHINE_NUMBER.fullmatch(amount.strip()):
             amount = Decimal(amount.strip())  # schema.org's own format: "." is the decimal mark
@@ -111,9 +149,7 @@ def offer_price(offer: dict[str, Any], where: str, default_currency: str | None)
             return parse_money(amount, currency=currency, fallback=default_currency)
         return money_from_number(amount, currency=currency, fallback=default_currency)
     except ParseError as exc:
-        raise ParseError(
-            exc.reason, bare_message(exc), field=f"{where}.price", snippet=exc.snippet
-        ) from None
+        raise ParseError(exc.reason, bare_message(exc), field=field, snippet=exc.snippet) from None
 
 
 def identifiers_of(product: dict[str, Any], offer: dict[str, Any]) -> dict[str, str]:

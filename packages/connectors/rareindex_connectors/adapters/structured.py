@@ -29,7 +29,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urljoin
 
@@ -37,13 +37,21 @@ import extruct
 from selectolax.lexbor import LexborHTMLParser
 
 from .._errors import ParseError, ParseReason
+from .._money import Money
 from .._normalized import Listing, parse_normalized
 from . import _offers as _offer
 from ._json import loads_lenient
 from ._rejected import Rejected, bare_message
 from .embedded import MAX_HTML_BYTES
 
-__all__ = ["StructuredData", "extract_structured", "listings_from_products"]
+__all__ = [
+    "PriceRange",
+    "ProductOffers",
+    "StructuredData",
+    "extract_structured",
+    "listings_from_products",
+    "read_products",
+]
 
 Source = Literal["json-ld", "microdata", "opengraph"]
 _PRODUCT_TYPES = frozenset({"Product", "IndividualProduct", "ProductModel", "SomeProducts"})
@@ -198,65 +206,209 @@ def _first(node: dict[str, Any], *keys: str) -> str | None:
     return next((t for k in keys if (t := _offer.clean_text(node.get(k)))), None)
 
 
+@dataclass(frozen=True, slots=True)
+class PriceRange:
+    """What a product states when its only offer is an ``AggregateOffer`` without ``offers``:
+    the span of prices asked elsewhere (``lowPrice``…``highPrice``), never one item's price.
+
+    It is not a :class:`Listing` (which has one ``price``) and never enters the ask series; the
+    type itself is the flag. ``high`` is ``None`` when the page states only ``lowPrice``.
+    """
+
+    external_id: str
+    title: str
+    url: str
+    low: Money
+    high: Money | None = None
+    offer_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProductOffers:
+    """Every offer of a page's products, each in exactly one of ``listings``, ``ranges`` or
+    ``rejected``, in page order."""
+
+    listings: tuple[Listing, ...] = ()
+    ranges: tuple[PriceRange, ...] = ()
+    rejected: tuple[Rejected, ...] = ()
+
+
+def _count(value: Any) -> int | None:
+    text = _offer.clean_text(value)
+    return int(text) if text and text.isdigit() else None
+
+
+def _range(
+    product: dict[str, Any], summary: dict[str, Any], at: str, default_currency: str | None
+) -> PriceRange:
+    name, url = str(product["name"]), str(product["url"])
+    low, high = _offer.range_prices(summary, at, default_currency)
+    if high is not None and (high.currency != low.currency or high.amount < low.amount):
+        raise ParseError(
+            ParseReason.INVALID_VALUE,
+            f"highPrice {high} is not a price at or above lowPrice {low}",
+            field=f"{at}.highPrice",
+        )
+    return PriceRange(
+        external_id=str(product["id"]),
+        title=name,
+        url=url,
+        low=low,
+        high=high,
+        offer_count=_count(summary.get("offerCount")),
+    )
+
+
+def _listing(
+    product: dict[str, Any],
+    offer: dict[str, Any],
+    *,
+    at: str,
+    index: int,
+    several: bool,
+    url: str,
+    default_currency: str | None,
+) -> Listing:
+    name = str(product["name"])
+    offer_url = _first(offer, "url")
+    own_id = _first(offer, "sku", "@id")
+    if own_id is None and offer_url and several:
+        own_id = urljoin(url, offer_url)
+    if own_id is None:
+        base_id = str(product["id"])
+        own_id = f"{base_id}#offer-{index + 1}" if several else base_id
+    variant = _first(offer, "name")
+    condition = _offer.local_name(offer.get("itemCondition")) or ""
+    record = {
+        "kind": "listing",
+        "external_id": own_id,
+        "title": name,
+        "url": urljoin(url, offer_url) if offer_url else str(product["url"]),
+        "price": _offer.offer_price(offer, at, default_currency),
+        "available": _offer.is_available(offer),
+        "identifiers": _offer.identifiers_of(product["node"], offer),
+        "image_urls": _offer.image_urls(product["node"], url),
+        "condition": condition.removesuffix("Condition").lower() or None,
+        "seller": _first(offer, "seller"),
+        "variant_title": variant if variant != name else None,
+    }
+    try:
+        listing = parse_normalized(record)
+    except ParseError as exc:
+        field = f"{at}.{exc.field}" if exc.field else at
+        raise ParseError(exc.reason, bare_message(exc), field=field, snippet=exc.snippet) from None
+    if not isinstance(listing, Listing):  # pragma: no cover - kind is fixed above
+        raise TypeError(type(listing).__name__)
+    return listing
+
+
+def read_products(
+    products: Sequence[dict[str, Any]], *, url: str, default_currency: str | None = None
+) -> ProductOffers:
+    """Every product's offers as listings, price ranges or rejections: one bad offer (no
+    price, an unknown currency …) is rejected on its own and the rest of the page still reads.
+
+    * One :class:`Listing` per ``Offer``; an AggregateOffer listing several ``offers`` gives one
+      listing per offer it lists.
+    * An AggregateOffer without ``offers`` beside other offers is their summary and gives
+      nothing; when it is the product's only offer it gives a :class:`PriceRange`, not a
+      listing (``lowPrice`` is what the cheapest seller asks, not this item's price).
+    * ``url`` is the page's URL: relative links resolve against it, and it identifies a product
+      that states no ``sku``/``productID``/``@id``. A listing's ``external_id`` is the offer's
+      own ``sku``/``@id``/``url`` when it has one, else the product's, suffixed ``#offer-N``
+      when the product has several offers. The currency is ``priceCurrency``, else an
+      unambiguous symbol in the price, else ``default_currency``. GTINs and ISBNs that do not
+      fit :class:`Identifiers` are left out of ``identifiers`` (the product dict still has them).
+    * A rejection's ``where`` is the product (``products[0]``) and its ``field`` the full path
+      (``products[0].offers[2].price``); its snippet is the product's name.
+
+    Example:
+        >>> page = [{"@type": "Product", "name": "Card", "sku": "C", "offers": [
+        ...     {"@type": "Offer", "price": "5.00", "priceCurrency": "USD"},
+        ...     {"@type": "Offer", "priceCurrency": "USD"},
+        ...     {"@type": "AggregateOffer", "lowPrice": "5.00", "highPrice": "9.00"}]}]
+        >>> found = read_products(page, url="https://shop.example/p")
+        >>> [str(x.price) for x in found.listings], [r.field for r in found.rejected]
+        (['USD 5.00'], ['products[0].offers[1].price'])
+    """
+    listings: list[Listing] = []
+    ranges: list[PriceRange] = []
+    rejected: list[Rejected] = []
+    for p_index, node in enumerate(products):
+        where = f"products[{p_index}]"
+        name = _first(node, "name")
+        try:
+            if name is None:
+                raise ParseError(
+                    ParseReason.MISSING_FIELD, "product has no name", field=f"{where}.name"
+                )
+            offers, summaries = _offer.expand_offers(node, where)
+        except ParseError as exc:
+            rejected.append(_rejection(exc, where, name))
+            continue
+        product_url = urljoin(url, _first(node, "url") or url)
+        product = {
+            "node": node,
+            "name": name,
+            "url": product_url,
+            "id": _first(node, "sku", "productID", "@id", "mpn") or product_url,
+        }
+        for s_index, summary in enumerate(summaries):
+            try:
+                ranges.append(
+                    _range(product, summary, f"{where}.offers[{s_index}]", default_currency)
+                )
+            except ParseError as exc:
+                rejected.append(_rejection(exc, where, name))
+        for o_index, offer in enumerate(offers):
+            try:
+                listing = _listing(
+                    product,
+                    offer,
+                    at=f"{where}.offers[{o_index}]",
+                    index=o_index,
+                    several=len(offers) > 1,
+                    url=url,
+                    default_currency=default_currency,
+                )
+            except ParseError as exc:
+                rejected.append(_rejection(exc, where, name))
+                continue
+            listings.append(listing)
+    return ProductOffers(tuple(listings), tuple(ranges), tuple(rejected))
+
+
+def _rejection(error: ParseError, where: str, name: str | None) -> Rejected:
+    rejection = Rejected.from_error(error, where=where)
+    if rejection.snippet is None and name is not None:  # show the operator which product
+        rejection = replace(rejection, snippet=name)
+    return rejection
+
+
 def listings_from_products(
     products: Sequence[dict[str, Any]], *, url: str, default_currency: str | None = None
 ) -> list[Listing]:
-    """One :class:`Listing` per offer: an AggregateOffer listing several ``offers`` gives several
-    listings; one without (only ``lowPrice``/``highPrice``) gives one listing at ``lowPrice``.
+    """The strict form of :func:`read_products`: its listings, or an error for the first offer
+    that is not one.
 
-    ``url`` is the page's URL: relative links resolve against it, and it identifies a product
-    that states no ``sku``/``productID``/``@id``. A listing's ``external_id`` is the offer's own
-    ``sku``/``@id``/``url`` when it has one, else the product's, suffixed ``#offer-N`` when the
-    product has several offers. The currency is ``priceCurrency``, else an unambiguous symbol in
-    the price, else ``default_currency``. GTINs and ISBNs that do not fit :class:`Identifiers`
-    are left out of ``identifiers`` (the product dict still has them).
+    For a caller that needs every offer priced (an auction lot's realised price is the sum of
+    its offers). A page read for listings should use :func:`read_products`, where one bad
+    offer is rejected alone.
 
     Raises:
-        ParseError: fail closed on the first offer that cannot be a listing (no name, no offers,
-            no price, no currency …); ``field`` names it, e.g. ``products[0].offers[2].price``.
+        ParseError: the first rejection (``field`` names it, e.g.
+            ``products[0].offers[2].price``), or ``unexpected_shape`` at ``offers`` for a
+            product whose only offer is a price range (its title in the snippet).
     """
-    listings: list[Listing] = []
-    for p_index, product in enumerate(products):
-        where = f"products[{p_index}]"
-        name = _first(product, "name")
-        if name is None:
-            raise ParseError(
-                ParseReason.MISSING_FIELD, "product has no name", field=f"{where}.name"
-            )
-        offers = _offer.expand_offers(product, where)
-        product_url = urljoin(url, _first(product, "url") or url)
-        base_id = _first(product, "sku", "productID", "@id", "mpn") or product_url
-        for o_index, offer in enumerate(offers):
-            at = f"{where}.offers[{o_index}]"
-            offer_url = _first(offer, "url")
-            own_id = _first(offer, "sku", "@id")
-            if own_id is None and offer_url and len(offers) > 1:
-                own_id = urljoin(url, offer_url)
-            if own_id is None:
-                own_id = base_id if len(offers) == 1 else f"{base_id}#offer-{o_index + 1}"
-            variant = _first(offer, "name")
-            condition = _offer.local_name(offer.get("itemCondition")) or ""
-            record = {
-                "kind": "listing",
-                "external_id": own_id,
-                "title": name,
-                "url": urljoin(url, offer_url) if offer_url else product_url,
-                "price": _offer.offer_price(offer, at, default_currency),
-                "available": _offer.is_available(offer),
-                "identifiers": _offer.identifiers_of(product, offer),
-                "image_urls": _offer.image_urls(product, url),
-                "condition": condition.removesuffix("Condition").lower() or None,
-                "seller": _first(offer, "seller"),
-                "variant_title": variant if variant != name else None,
-            }
-            try:
-                listing = parse_normalized(record)
-            except ParseError as exc:
-                field = f"{at}.{exc.field}" if exc.field else at
-                raise ParseError(
-                    exc.reason, bare_message(exc), field=field, snippet=exc.snippet
-                ) from None
-            if not isinstance(listing, Listing):  # pragma: no cover - kind is fixed above
-                raise TypeError(type(listing).__name__)
-            listings.append(listing)
-    return listings
+    found = read_products(products, url=url, default_currency=default_currency)
+    if found.rejected:
+        raise found.rejected[0].to_error()
+    if found.ranges:
+        first = found.ranges[0]
+        raise ParseError(
+            ParseReason.UNEXPECTED_SHAPE,
+            f"only an AggregateOffer: a price range from {first.low}, not a price",
+            field="offers",
+            snippet=first.title,
+        )
+    return list(found.listings)

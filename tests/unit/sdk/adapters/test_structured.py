@@ -14,7 +14,12 @@ from rareindex_connectors._errors import ParseError, ParseReason
 from rareindex_connectors._money import Money
 from rareindex_connectors.adapters import structured
 from rareindex_connectors.adapters.embedded import MAX_HTML_BYTES
-from rareindex_connectors.adapters.structured import extract_structured, listings_from_products
+from rareindex_connectors.adapters.structured import (
+    PriceRange,
+    extract_structured,
+    listings_from_products,
+    read_products,
+)
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "adapters" / "structured"
 PAGE = "https://shop.example/p"
@@ -90,11 +95,134 @@ def test_aggregate_offer_with_offers_gives_one_listing_each() -> None:
     assert {x.title for x in listings} == {"2018 Panini Prizm Luka Doncic #280"}
 
 
-def test_aggregate_offer_without_offers_is_one_listing_at_low_price() -> None:
-    (listing,) = _listings("aggregate_offer_low_price_only.html")
+def test_aggregate_offer_alone_is_a_price_range_never_a_listing() -> None:
+    data = extract_structured(_page("aggregate_offer_low_price_only.html"))
 
-    assert listing.price == Money(amount="189.50", currency="USD")
-    assert listing.external_id == PAGE  # nothing else identifies it
+    found = read_products(data.products, url=PAGE)
+
+    assert (found.listings, found.rejected) == ((), ())
+    assert found.ranges == (
+        PriceRange(
+            external_id=PAGE,  # nothing else identifies it
+            title="Morgan Silver Dollar 1881-S MS65",
+            url=PAGE,
+            low=Money(amount="189.50", currency="USD"),
+            high=Money(amount="260.00", currency="USD"),
+            offer_count=7,
+        ),
+    )
+    with pytest.raises(ParseError) as caught:  # the strict form has no price to give
+        listings_from_products(data.products, url=PAGE)
+    assert caught.value.reason is ParseReason.UNEXPECTED_SHAPE
+    assert "price range" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "microdata_offers_and_aggregate.html",
+            [
+                ("KC-BS-004-PSA8", "USD 1850.00", "PSA 8"),
+                ("KC-BS-004-RAW", "USD 420.00", "Raw, LP"),
+            ],
+        ),
+        (
+            "jsonld_offers_and_aggregate.html",
+            [
+                ("HV-86F-57-BGS85", "USD 7995.00", "BGS 8.5"),
+                ("HV-86F-57-PSA7", "USD 4250.00", "PSA 7"),
+            ],
+        ),
+    ],
+)
+def test_an_aggregate_offer_beside_offers_is_their_summary_not_a_listing(
+    name: str, expected: list[tuple[str, str, str]]
+) -> None:
+    data = extract_structured(_page(name), base_url=PAGE)
+
+    found = read_products(data.products, url=PAGE)
+
+    assert [(x.external_id, str(x.price), x.variant_title) for x in found.listings] == expected
+    assert (found.ranges, found.rejected) == ((), ())
+    assert listings_from_products(data.products, url=PAGE) == list(found.listings)
+
+
+def test_microdata_summary_beside_offers_keeps_the_offers_fields() -> None:
+    data = extract_structured(_page("microdata_offers_and_aggregate.html"), base_url=PAGE)
+    psa8, raw = read_products(data.products, url=PAGE).listings
+
+    assert data.source == "microdata"
+    assert psa8.url == "https://shop.example/products/bs-004?variant=psa8"
+    assert (psa8.condition, psa8.identifiers.ean) == ("used", "0820650101230")
+    assert raw.available is True  # LimitedAvailability is for sale
+
+
+def test_an_offer_without_a_price_is_rejected_alone_and_the_page_still_reads() -> None:
+    data = extract_structured(_page("offer_without_price.html"))
+
+    found = read_products(data.products, url=PAGE)
+
+    assert [(x.external_id, str(x.price)) for x in found.listings] == [
+        ("PV-ASM300-98", "USD 4999.00"),
+        ("PV-ASM300-94", "USD 1150.00"),
+        ("PV-ASM301", "USD 189.00"),
+    ]
+    assert [(r.reason, r.where, r.field, r.snippet) for r in found.rejected] == [
+        (
+            ParseReason.MISSING_FIELD,
+            "products[0]",
+            "products[0].offers[1].price",
+            "Amazing Spider-Man #300 (1988)",
+        ),
+        (
+            ParseReason.MISSING_FIELD,
+            "products[1]",
+            "products[1].offers[0].price",
+            "Amazing Spider-Man #300 Newsstand (1988)",
+        ),
+    ]
+    with pytest.raises(ParseError) as caught:  # the strict form still fails closed
+        listings_from_products(data.products, url=PAGE)
+    assert caught.value.field == "products[0].offers[1].price"
+
+
+@pytest.mark.parametrize(
+    ("offer", "reason", "field"),
+    [
+        ({"highPrice": "9.00", "priceCurrency": "USD"}, ParseReason.MISSING_FIELD, "lowPrice"),
+        (
+            {"lowPrice": "9.00", "highPrice": "5.00", "priceCurrency": "USD"},
+            ParseReason.INVALID_VALUE,
+            "highPrice",
+        ),
+        ({"lowPrice": "9.00"}, ParseReason.UNKNOWN_CURRENCY, "lowPrice"),
+    ],
+)
+def test_an_unusable_price_range_is_rejected(
+    offer: dict[str, Any], reason: ParseReason, field: str
+) -> None:
+    product = {"@type": "Product", "name": "Card", "offers": {"@type": "AggregateOffer", **offer}}
+
+    found = read_products([product], url=PAGE)
+
+    assert (found.listings, found.ranges) == ((), ())
+    assert [(r.reason, r.field) for r in found.rejected] == [
+        (reason, f"products[0].offers[0].{field}")
+    ]
+
+
+def test_a_product_without_name_or_offers_is_rejected_and_the_next_reads() -> None:
+    products = [
+        {"@type": "Product", "offers": {"price": "1.00", "priceCurrency": "USD"}},
+        {"@type": "Product", "name": "No offers"},
+        {"@type": "Product", "name": "Fine", "offers": {"price": "2.00", "priceCurrency": "USD"}},
+    ]
+
+    found = read_products(products, url=PAGE)
+
+    assert [x.title for x in found.listings] == ["Fine"]
+    assert [r.field for r in found.rejected] == ["products[0].name", "products[1].offers"]
 
 
 def test_a_product_stated_twice_under_one_id_is_one_product() -> None:
