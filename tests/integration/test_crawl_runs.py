@@ -24,6 +24,7 @@ from rareindex.storage.runs import (
     commit_batch,
     connector_cursor,
     start_run,
+    takeable_run,
 )
 from rareindex.storage.schema import connector_runs, raw_records
 from rareindex_connectors import (
@@ -205,6 +206,43 @@ def test_a_live_run_is_not_claimable_and_a_direct_crawl_waits_its_turn(
     with pytest.raises(RunBusy, match="already has a crawl queued or running"):
         start_run(any_engine, connector_id="paged-shop", mode="incremental")
     assert store is not None
+
+
+def test_a_stranded_queued_run_can_be_taken_over_and_its_late_message_finds_it_done(
+    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str]
+) -> None:
+    """A crawl message stranded in a dead worker leaves its run queued: `rareindex crawl
+    --take-over` runs that very run here; the message, delivered late, then claims nothing."""
+    from rareindex.storage.queue import enqueue_run
+
+    connector = PagedShop(web[1])
+    store = _setup(any_engine, tmp_path, connector)
+    with any_engine.begin() as conn:
+        stranded = enqueue_run(conn, "paged-shop", "incremental")
+    assert stranded is not None
+    with pytest.raises(RunBusy, match="--take-over"):
+        start_run(any_engine, connector_id="paged-shop", mode="incremental")
+    assert takeable_run(any_engine, "paged-shop") == (stranded, "incremental")
+    done = _run(connector, any_engine, store, run_id=stranded)
+    assert (done.run_id, done.status, done.records) == (stranded, "succeeded", 15)
+    with pytest.raises(RunNotClaimable):  # the worker that finally gets the message
+        start_run(any_engine, connector_id="paged-shop", mode="incremental", run_id=stranded)
+    with any_engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(connector_runs)).scalar_one() == 1
+    assert takeable_run(any_engine, "paged-shop") is None
+
+
+def test_a_run_under_a_live_lease_is_never_takeable(any_engine: Engine, tmp_path: Path) -> None:
+    _setup(any_engine, tmp_path, PagedShop("http://unused:1"))
+    live = start_run(any_engine, connector_id="paged-shop", mode="incremental")
+    assert takeable_run(any_engine, "paged-shop") is None
+    with any_engine.begin() as conn:  # its holder died: the lease runs out
+        conn.execute(
+            update(connector_runs)
+            .where(connector_runs.c.id == live.id)
+            .values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    assert takeable_run(any_engine, "paged-shop") == (live.id, "incremental")
 
 
 class SlowShop(PagedShop):

@@ -25,6 +25,7 @@ from ..registry import load_registry
 from ..settings import Settings
 from ..storage import BlobStore, Engine, RawRecordStore, current_revision
 from ..storage.connector_rows import sync_connectors
+from ..storage.runs import takeable_run
 from ._common import console, database, settings_of
 
 __all__ = ["crawl", "crawl_connectors", "summary_table"]
@@ -73,8 +74,11 @@ async def crawl_connectors(
     mode: Literal["incremental", "backfill"] = "incremental",
     max_pages: int | None = None,
     show_progress: bool = True,
+    take_over: bool = False,
 ) -> list[RunSummary]:
-    """Run each connector (all when ``slugs`` is None) once, one after another, with progress."""
+    """Run each connector (all when ``slugs`` is None) once, one after another, with progress.
+    With ``take_over``, a connector's queued run that no worker holds (or whose lease expired)
+    is run here instead of refusing the crawl (see :func:`takeable_run`)."""
     if current_revision(db) is None:
         raise ConfigError("the database is empty; run `rareindex db upgrade` first")
     registry = load_registry(settings.connectors_dir)
@@ -110,12 +114,16 @@ async def crawl_connectors(
                         stats=f"{summary.records} new, {summary.dupes} dupes",
                     )
 
+                taken = takeable_run(db, connector.meta.id) if take_over else None
+                if taken:
+                    console.print(f"{connector.meta.id}: taking over queued run {taken[0]}")
                 summary = await run_connector(
                     connector,
                     db=db,
                     stack=stack,
                     store=store,
-                    mode=mode,
+                    mode=taken[1] if taken else mode,  # type: ignore[arg-type]
+                    run_id=taken[0] if taken else None,
                     max_pages=max_pages,
                     max_run_minutes=settings.max_run_minutes,
                     on_progress=update,
@@ -140,6 +148,13 @@ def crawl(
     max_pages: Annotated[
         int | None, typer.Option(min=1, help="Stop after this many pages.")
     ] = None,
+    take_over: Annotated[
+        bool,
+        typer.Option(
+            "--take-over",
+            help="Run a connector's queued crawl here when no worker holds it (a lost message).",
+        ),
+    ] = False,
 ) -> None:
     """Crawl connectors now (a run each), showing progress; exit 1 if a run failed."""
     modes: dict[str, Literal["incremental", "backfill"]] = {
@@ -151,7 +166,12 @@ def crawl(
     settings = settings_of(ctx)
     summaries = asyncio.run(
         crawl_connectors(
-            settings, database(settings), connector_ids, mode=modes[mode], max_pages=max_pages
+            settings,
+            database(settings),
+            connector_ids,
+            mode=modes[mode],
+            max_pages=max_pages,
+            take_over=take_over,
         )
     )
     console.print(summary_table(summaries))

@@ -42,6 +42,7 @@ __all__ = [
     "load_run",
     "renew_lease",
     "start_run",
+    "takeable_run",
 ]
 
 FAILURE_REASONS = frozenset(
@@ -134,6 +135,34 @@ class RunNotClaimable(RareIndexError):
     """The run is finished, or running under a live lease elsewhere: nothing to do here."""
 
 
+def takeable_run(engine: Engine, connector_id: str) -> tuple[str, str] | None:
+    """``(run id, mode)`` of the connector's crawl that a direct crawl may take over: queued (its
+    message may be stranded in a dead worker), or running under a lease that has expired — never
+    one a live lease holds, never a backfill slice (its campaign sends it again). Claiming it
+    bumps its fencing token, so a worker that gets the message later finds it not claimable."""
+    now = _now()
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(connector_runs.c.id, connector_runs.c.mode)
+            .where(
+                connector_runs.c.connector_id == connector_id,
+                connector_runs.c.backfill_id.is_(None),
+                or_(
+                    connector_runs.c.status == "queued",
+                    and_(
+                        connector_runs.c.status == "running",
+                        or_(
+                            connector_runs.c.lease_expires_at.is_(None),
+                            connector_runs.c.lease_expires_at <= now,
+                        ),
+                    ),
+                ),
+            )
+            .order_by(connector_runs.c.id)
+        ).first()
+    return (row.id, row.mode) if row else None
+
+
 def start_run(
     engine: Engine,
     *,
@@ -175,7 +204,8 @@ def start_run(
                 where = f" ({busy.status} run {busy.id})" if busy else ""
                 raise RunBusy(
                     f"{connector_id} already has a crawl queued or running{where}; "
-                    "wait for it to finish"
+                    "wait for it to finish, or run it here with `rareindex crawl "
+                    f"{connector_id} --take-over` if no worker will (a lost message)"
                 )
         claimable = or_(
             connector_runs.c.status == "queued",
