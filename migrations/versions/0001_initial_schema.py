@@ -22,7 +22,7 @@ from sqlalchemy import Text
 from sqlalchemy.dialects import postgresql
 
 import rareindex.storage.types
-from rareindex.storage.schema.fx import multi_currency_view_sql
+from rareindex.storage.schema.fx import multi_currency_view_sql_0001
 
 revision = "0001"
 down_revision = None
@@ -1219,13 +1219,13 @@ def _create_extras() -> None:
                     f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
                     f"BEGIN SELECT RAISE(ABORT, 'rareindex: {table} is insert-only ({action} refused)'); END"
                 )
-    for statement in multi_currency_view_sql(dialect).values():
+    for statement in multi_currency_view_sql_0001(dialect).values():
         op.execute(statement)
 
 
 def _drop_extras() -> None:
     dialect = op.get_bind().dialect.name
-    for view in multi_currency_view_sql(dialect):
+    for view in multi_currency_view_sql_0001(dialect):
         op.execute(f"DROP VIEW IF EXISTS {view}")
     if dialect == "postgresql":
         for table in IMMUTABLE:

@@ -1,5 +1,7 @@
-"""The multi-currency views agree with :func:`rareindex.fx.convert` on SQLite and PostgreSQL: a sale
-or listing on a weekend or TARGET holiday is priced at the previous ECB publication day's rates."""
+"""The multi-currency views agree with :func:`rareindex.fx.convert` to the cent on SQLite and
+PostgreSQL: a sale or listing on a weekend or TARGET holiday is priced at the previous ECB
+publication day's rates, every currency the ECB publishes converts (AUD, CHF…), one it does not
+(KWD) is NULL with its reason, and each row carries the day of its rate."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ SALES = [
     ("sal_sat", datetime(2024, 12, 28, 9, 30, tzinfo=UTC), "845.50", "GBP", date(2024, 12, 27)),
     ("sal_newyear", datetime(2025, 1, 1, 23, 59, tzinfo=UTC), "182000", "JPY", date(2024, 12, 31)),
     ("sal_fri", datetime(2025, 1, 10, 12, 0, tzinfo=UTC), "99.99", "USD", date(2025, 1, 10)),
+    ("sal_aud", datetime(2025, 1, 4, 10, 0, tzinfo=UTC), "1234.56", "AUD", date(2025, 1, 3)),
 ]
 # (id, first seen, last seen, price, currency, publication day of last_seen_at)
 LISTINGS = [
@@ -39,6 +42,14 @@ LISTINGS = [
         "56000",
         "JPY",
         date(2025, 1, 3),
+    ),
+    (
+        "lst_chf",
+        datetime(2024, 12, 23, 8, 0, tzinfo=UTC),
+        datetime(2024, 12, 31, 9, 0, tzinfo=UTC),
+        "789.05",
+        "CHF",
+        date(2024, 12, 31),
     ),
 ]
 BEFORE_RATES = datetime(2024, 12, 19, 12, 0, tzinfo=UTC)  # the loaded window starts on the 20th
@@ -61,6 +72,7 @@ def _seed(engine: Engine) -> None:
         for sale_id, when, price, currency, _ in [
             *SALES,
             ("sal_early", BEFORE_RATES, "10.00", "GBP", None),
+            ("sal_kwd", datetime(2025, 1, 6, 12, 0, tzinfo=UTC), "30.000", "KWD", None),
         ]:
             conn.execute(
                 insert(sales).values(
@@ -92,7 +104,8 @@ def _seed(engine: Engine) -> None:
 def engine(any_engine: Engine) -> Engine:
     upgrade(any_engine)
     _seed(any_engine)
-    assert load_ecb_rates(any_engine, since=date(2024, 12, 20), until=date(2025, 1, 10)) == 65
+    # 13 publication days x the 30 currencies the ECB still publishes (RUB is N/A since 2022).
+    assert load_ecb_rates(any_engine, since=date(2024, 12, 20), until=date(2025, 1, 10)) == 390
     return any_engine
 
 
@@ -105,6 +118,9 @@ def _check_row(
     conn: Connection, row: dict[str, Any], price: str, currency: str, day: date, published: date
 ) -> None:
     assert rate_on(conn, currency, day) == rate_on(conn, currency, published)
+    assert row["fx_missing_reason"] is None, row["id"]
+    assert str(row["fx_rate_date"]) == str(published), row["id"]
+    assert int(row["fx_rate_age_days"]) == (day - published).days, row["id"]
     for target in VIEW_CURRENCIES:
         # At the publication day's rates, named explicitly: not the sale day's rule re-derived.
         from_rate, to_rate = rate_on(conn, currency, published), rate_on(conn, target, published)
@@ -112,25 +128,35 @@ def _check_row(
         exact = Decimal(price) / from_rate * to_rate
         viewed = row[f"price_{target.lower()}"]
         assert viewed is not None, (row["id"], target)
-        assert float(viewed) == pytest.approx(float(exact), rel=1e-9), (row["id"], target)
         converted = convert(conn, Decimal(price), currency, target, day)
         assert converted is not None
         half_minor_unit = Decimal(5).scaleb(-currency_minor_unit(target) - 1)
         assert abs(converted - exact) <= half_minor_unit, (row["id"], target)
-        assert abs(Decimal(str(viewed)) - converted) <= half_minor_unit + Decimal("1e-6")
+        # Exact decimals on both databases: the view is convert() to the cent, not about it.
+        assert Decimal(str(viewed)) == converted, (row["id"], target)
+        assert Decimal(str(viewed)).as_tuple().exponent == -currency_minor_unit(target)
 
 
 def test_sales_multi_currency_matches_convert_at_the_last_published_rate(engine: Engine) -> None:
     with engine.connect() as conn:
         rows = _view(conn, "sales_multi_currency")
-        assert set(rows) == {sale[0] for sale in SALES} | {"sal_early"}
+        assert set(rows) == {sale[0] for sale in SALES} | {"sal_early", "sal_kwd"}
         for sale_id, when, price, currency, published in SALES:
             _check_row(conn, rows[sale_id], price, currency, when.date(), published)
+        # 1234.56 AUD on Saturday 4 January 2025, at Friday's rates (AUD 1.6556, USD 1.0299 per
+        # euro: 1.607535 AUD per USD): 1234.56 / 1.607535 = 767.98 USD, on both databases.
+        assert Decimal(str(rows["sal_aud"]["price_usd"])) == Decimal("767.98")
         # Before the first loaded rate: NULL in the view, None from convert — never a guess.
         early = rows["sal_early"]
+        assert early["fx_missing_reason"] == "no_rate_on_date"
+        assert early["fx_rate_date"] is None and early["fx_rate_age_days"] is None
         for target in VIEW_CURRENCIES:
             assert early[f"price_{target.lower()}"] is None, target
             assert convert(conn, Decimal("10.00"), "GBP", target, BEFORE_RATES) is None
+        # The ECB publishes no Kuwaiti dinar: NULL, and the view says why.
+        kwd = rows["sal_kwd"]
+        assert kwd["fx_missing_reason"] == "no_ecb_rate"
+        assert all(kwd[f"price_{target.lower()}"] is None for target in VIEW_CURRENCIES)
 
 
 def test_listings_multi_currency_uses_last_seen_at(engine: Engine) -> None:
@@ -142,13 +168,14 @@ def test_listings_multi_currency_uses_last_seen_at(engine: Engine) -> None:
             if rate_on(conn, currency, first) != rate_on(conn, currency, last):
                 wrong = convert(conn, Decimal(price), currency, "USD", first)
                 assert wrong is not None
-                assert float(rows[listing_id]["price_usd"]) != pytest.approx(float(wrong))
+                assert Decimal(str(rows[listing_id]["price_usd"])) != wrong
 
 
 def test_the_full_history_loads_once(any_engine: Engine) -> None:
     upgrade(any_engine)
-    inserted = load_ecb_rates(any_engine)
+    few = ("USD", "CAD", "EUR", "GBP", "JPY")  # all 30 take half a minute on PostgreSQL
+    inserted = load_ecb_rates(any_engine, currencies=few)
     assert inserted > 5 * 7000 and inserted % 5 == 0
-    assert load_ecb_rates(any_engine) == 0
+    assert load_ecb_rates(any_engine, currencies=few) == 0
     assert rate_on(any_engine, "EUR", date(1999, 1, 3)) is None
     assert rate_on(any_engine, "EUR", date(1999, 1, 4)) == Decimal("0.848248")  # 1 / 1.1789

@@ -28,6 +28,7 @@ from rareindex.storage.schema import (
     sales,
     sources,
 )
+from rareindex.storage.schema.fx import exact_convert
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -299,3 +300,83 @@ def test_migration_0009_adds_a_variant_print_mark_and_keeps_every_variant(
         )  # fmt: skip
         marks = conn.execute(text("SELECT print_mark FROM asset_variants ORDER BY id")).all()
     assert [m for (m,) in marks] == [None, "1st Edition"]
+
+
+def test_migration_0010_makes_the_fx_views_exact_and_says_why_a_price_is_null(
+    any_engine: Engine,
+) -> None:
+    """0010 replaces the float views of 0001 with exact ones (rounded to the minor unit, with the
+    rate's day and the reason for a NULL), and its downgrade puts the old ones back."""
+    upgrade(any_engine, "0009")
+    _seed_connector(any_engine)
+    friday = date(2026, 11, 27)
+    with any_engine.begin() as conn:
+        conn.execute(
+            insert(fx_rates),
+            [
+                {"rate_date": friday, "currency": c, "per_usd": Decimal(r)}
+                for c, r in {
+                    "EUR": "0.9",
+                    "JPY": "150",
+                    "GBP": "0.8",
+                    "CAD": "1.4",
+                    "AUD": "1.53",
+                }.items()
+            ],
+        )
+        for sale_id, currency in [("sal_aud", "AUD"), ("sal_kwd", "KWD")]:
+            conn.execute(
+                insert(sales).values(
+                    id=sale_id,
+                    sale_date=datetime(2026, 11, 29, 15, 0, tzinfo=UTC),
+                    source_id="demo",
+                    connector_id="demo-cards",
+                    external_id=sale_id,
+                    title="t",
+                    sale_type="auction",
+                    price_basis="hammer",
+                    price=Decimal("100.00"),
+                    currency=currency,
+                )
+            )
+    query = text("SELECT * FROM sales_multi_currency ORDER BY id")
+    for revision in ("0010", "0009", "head"):
+        if revision == "0009":
+            downgrade(any_engine, revision)
+        else:
+            upgrade(any_engine, revision)
+        with any_engine.connect() as conn:
+            aud, kwd = (dict(row) for row in conn.execute(query).mappings())
+        if revision == "0009":
+            assert "fx_missing_reason" not in aud
+            assert float(aud["price_usd"]) == pytest.approx(100 / 1.53)
+            continue
+        assert Decimal(str(aud["price_usd"])) == Decimal("65.36")  # 100 / 1.53 = 65.359…
+        assert Decimal(str(aud["price_jpy"])) == Decimal("9804")  # 9803.92… yen, no minor unit
+        assert str(aud["fx_rate_date"]) == "2026-11-27" and aud["fx_rate_age_days"] == 2
+        assert aud["fx_missing_reason"] is None
+        assert kwd["price_usd"] is None and kwd["fx_missing_reason"] == "no_ecb_rate"
+
+
+@pytest.mark.parametrize(
+    ("price", "from_rate", "to_rate", "minor", "expected"),
+    [
+        ("1.005", "1", "1", 2, "1.00"),  # a tie: half to even
+        ("1.015", "1", "1", 2, "1.02"),
+        ("2.5", "1", "1", 0, "2"),
+        ("10000", "157.046657", "1", 2, "63.68"),
+        ("100.00", "0.796585", "157.046657", 0, "19715"),
+        ("999999.99", "0.000123", "16234.5", 2, "131987803558170.73"),
+    ],
+)
+def test_ri_fx_convert_is_the_same_exact_function_on_both_databases(
+    any_engine: Engine, price: str, from_rate: str, to_rate: str, minor: int, expected: str
+) -> None:
+    upgrade(any_engine)
+    arg = "CAST(:{} AS numeric)" if any_engine.dialect.name == "postgresql" else ":{}"
+    call = f"SELECT ri_fx_convert({arg.format('p')}, {arg.format('f')}, {arg.format('t')}, :m)"
+    with any_engine.connect() as conn:
+        got = conn.execute(
+            text(call), {"p": price, "f": from_rate, "t": to_rate, "m": minor}
+        ).scalar_one()
+    assert str(got) == expected == exact_convert(price, from_rate, to_rate, minor)

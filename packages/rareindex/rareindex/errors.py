@@ -6,6 +6,7 @@ RareIndexError
   DatabaseError        the database is unreachable or not migrated
   ImmutableRecordError an attempt to change a raw record
   UnknownCurrencyError a currency code without ECB reference rates: lists the supported codes
+  FxFileError          an FX file to load that is not an ECB history (zip or csv): says why
   LookupRefused        a cert or listing lookup that cannot be done: .reason says why
 ```
 
@@ -20,6 +21,7 @@ from typing import Literal
 __all__ = [
     "ConfigError",
     "DatabaseError",
+    "FxFileError",
     "ImmutableRecordError",
     "LookupReason",
     "LookupRefused",
@@ -46,6 +48,10 @@ class ImmutableRecordError(RareIndexError):
 
 class UnknownCurrencyError(RareIndexError):
     """A currency code the FX rates do not cover. The message lists the codes that are."""
+
+
+class FxFileError(RareIndexError):
+    """An FX file to load is not an ECB reference-rate history (zip or csv). Says what is wrong."""
 
 
 LookupReason = Literal["unsafe_url", "no_connector", "bad_input", "not_found"]

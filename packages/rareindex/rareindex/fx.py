@@ -24,19 +24,21 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
+from typing import IO
 
 from rareindex_connectors import currency_minor_unit
 
-from .errors import UnknownCurrencyError
+from .errors import FxFileError, UnknownCurrencyError
 from .storage import Engine
 from .storage.fx_rates import Bind, RateRow, insert_missing_rates, latest_rate
-from .storage.schema import VIEW_CURRENCIES
+from .storage.schema.fx import exact_convert
 
 __all__ = [
     "ECB_HISTORY",
@@ -56,12 +58,47 @@ _MISSING = {"", "N/A"}
 
 
 @contextmanager
-def _history() -> Iterator[Iterator[list[str]]]:
-    """The CSV rows of the bundled history, header first (``Date,USD,JPY,…``)."""
-    with ECB_HISTORY.open("rb") as raw, zipfile.ZipFile(raw) as archive:
-        (name,) = (n for n in archive.namelist() if n.endswith(".csv"))
-        with archive.open(name) as member, io.TextIOWrapper(member, "utf-8", newline="") as text:
-            yield csv.reader(text)
+def _history(path: Path | None = None) -> Iterator[Iterator[list[str]]]:
+    """The CSV rows of an ECB history, header first (``Date,USD,JPY,…``): the bundled one, or
+    ``path``, the zip or the csv the ECB distributes (``eurofxref-hist.zip`` / ``.csv``)."""
+    if path is None:
+        with ECB_HISTORY.open("rb") as raw, _csv_in_zip(raw, "the bundled ECB history") as rows:
+            yield rows
+        return
+    try:
+        if zipfile.is_zipfile(path):
+            with path.open("rb") as raw, _csv_in_zip(raw, str(path)) as rows:
+                yield rows
+        else:
+            with path.open(encoding="utf-8-sig", newline="") as text:
+                yield _checked(csv.reader(text), str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FxFileError(f"cannot read {path}: {exc}") from None
+
+
+@contextmanager
+def _csv_in_zip(raw: IO[bytes], where: str) -> Iterator[Iterator[list[str]]]:
+    with zipfile.ZipFile(raw) as archive:
+        names = [n for n in archive.namelist() if n.lower().endswith(".csv")]
+        if len(names) != 1:
+            raise FxFileError(f"{where}: expected one .csv in the zip, found {len(names)}")
+        with (
+            archive.open(names[0]) as member,
+            io.TextIOWrapper(member, "utf-8-sig", newline="") as text,
+        ):
+            yield _checked(csv.reader(text), where)
+
+
+def _checked(rows: Iterator[list[str]], where: str) -> Iterator[list[str]]:
+    """``rows`` as they are, once the header is an ECB one: ``Date`` first, a ``USD`` column."""
+    header = [column.strip() for column in next(rows, [])]
+    if not header or header[0] != "Date" or "USD" not in header:
+        raise FxFileError(
+            f"{where}: not an ECB reference-rate history (the header must start with Date and "
+            f"have a USD column, like eurofxref-hist.csv); it starts {','.join(header[:4])!r}"
+        )
+    yield header
+    yield from rows
 
 
 @cache
@@ -106,62 +143,91 @@ def _cross(per_eur: Decimal, usd_per_eur: Decimal) -> Decimal:
 
 
 def ecb_rates(
-    currencies: Iterable[str] = VIEW_CURRENCIES,
+    currencies: Iterable[str] | None = None,
     *,
     since: date | None = None,
     until: date | None = None,
+    path: Path | None = None,
 ) -> list[RateRow]:
     """``(day, currency, per_usd)`` for every ECB publication day in ``since``..``until``.
 
-    A currency the ECB did not quote on a day (``N/A``) is left out of that day, not filled.
+    ``currencies`` defaults to every current ISO-4217 currency the history quotes (EUR and USD
+    too); ``path`` is a newer ECB file to read instead of the bundled one. A currency the ECB did
+    not quote on a day (``N/A``) is left out of that day, not filled.
+
+    Raises:
+        UnknownCurrencyError: a code in ``currencies`` is not in the history.
+        FxFileError: ``path`` is not an ECB history, or a row of it is not a date and numbers.
     """
-    codes = [_code(c) for c in currencies]
     result: list[RateRow] = []
-    with _history() as rows:
+    with _history(path) as rows:
         header = [column.strip() for column in next(rows)]
+        quoted = {"EUR", *(c for c in header[1:] if c and _minor_unit(c) is not None)}
+        if currencies is None:
+            codes = sorted(quoted)
+        else:
+            codes = [c.strip().upper() for c in currencies]
+            if unknown := [c for c in codes if c not in quoted]:
+                raise UnknownCurrencyError(
+                    f"unknown currency {unknown[0]!r}: use one of {', '.join(sorted(quoted))}"
+                )
         column = {code: header.index(code) for code in codes if code not in ("EUR", "USD")}
         usd_column = header.index("USD")
-        for row in rows:
+        for line, row in enumerate(rows, start=2):
             if not row or not row[0].strip():
                 continue
-            day = date.fromisoformat(row[0].strip())
-            if (since is not None and day < since) or (until is not None and day > until):
-                continue
-            usd = row[usd_column].strip()
-            if usd in _MISSING:
-                continue
-            usd_per_eur = Decimal(usd)
-            for code in codes:
-                if code == "USD":
-                    per_usd = Decimal(1).quantize(_PER_USD_QUANTUM)
-                elif code == "EUR":
-                    per_usd = _cross(Decimal(1), usd_per_eur)
-                else:
-                    value = row[column[code]].strip()
-                    if value in _MISSING:
-                        continue
-                    per_usd = _cross(Decimal(value), usd_per_eur)
-                result.append((day, code, per_usd))
+            try:
+                day = date.fromisoformat(row[0].strip())
+                if (since is not None and day < since) or (until is not None and day > until):
+                    continue
+                result.extend(_day_rates(day, row, codes, column, usd_column))
+            except (ArithmeticError, ValueError, IndexError) as exc:
+                raise FxFileError(
+                    f"{path or 'the bundled ECB history'}, line {line}: {exc!s} in {row[:3]!r}"
+                ) from None
     return result
+
+
+def _day_rates(
+    day: date, row: list[str], codes: list[str], column: dict[str, int], usd_column: int
+) -> Iterator[RateRow]:
+    usd = row[usd_column].strip()
+    if usd in _MISSING:
+        return
+    usd_per_eur = Decimal(usd)
+    for code in codes:
+        if code == "USD":
+            per_usd = Decimal(1).quantize(_PER_USD_QUANTUM)
+        elif code == "EUR":
+            per_usd = _cross(Decimal(1), usd_per_eur)
+        else:
+            value = row[column[code]].strip()
+            if value in _MISSING:
+                continue
+            per_usd = _cross(Decimal(value), usd_per_eur)
+        yield day, code, per_usd
 
 
 def load_ecb_rates(
     engine: Engine,
     *,
-    currencies: Sequence[str] = VIEW_CURRENCIES,
+    currencies: Iterable[str] | None = None,
     since: date | None = None,
     until: date | None = None,
+    path: Path | None = None,
 ) -> int:
-    """Store the ECB rates of ``currencies`` for ``since``..``until`` (inclusive; default: all).
+    """Store the ECB rates of ``currencies`` (default: all) for ``since``..``until`` (inclusive).
 
-    Only days the ECB published are stored. Rows already present are kept as they are, so a
-    re-run inserts nothing. Returns the number of rows inserted.
+    ``path`` is a newer ECB file (``eurofxref-hist.zip`` or its csv) to read instead of the
+    bundled history. Only days the ECB published are stored. Rows already present are kept as
+    they are, so a re-run inserts nothing. Returns the number of rows inserted.
 
     Raises:
         UnknownCurrencyError: a code in ``currencies`` has no ECB rate.
+        FxFileError: ``path`` is not an ECB history.
     """
     return insert_missing_rates(
-        engine, ecb_rates(currencies, since=since, until=until), source="ecb"
+        engine, ecb_rates(currencies, since=since, until=until, path=path), source="ecb"
     )
 
 
@@ -193,9 +259,10 @@ def convert(
 ) -> Decimal | None:
     """``amount`` in ``from_currency`` expressed in ``to_currency`` at the rates of ``day``.
 
-    Exact decimal arithmetic through USD (``amount / per_usd(from) * per_usd(to)``), rounded half
-    to even to the minor unit of ``to_currency``. None when either rate is missing on ``day`` —
-    even from a currency to itself, as in the multi-currency views.
+    Exact decimal arithmetic through USD (``amount * per_usd(to) / per_usd(from)``), rounded half
+    to even to the minor unit of ``to_currency``: the same function as the views' on both
+    databases, so a view and ``convert`` agree to the cent. None when either rate is missing on
+    ``day`` — even from a currency to itself, as in the multi-currency views.
 
     Raises:
         UnknownCurrencyError: either code has no ECB rate.
@@ -204,9 +271,12 @@ def convert(
     if isinstance(amount, float):
         raise TypeError("convert refuses floats; pass a Decimal")
     source, target = _code(from_currency), _code(to_currency)
-    quantum = Decimal(1).scaleb(-currency_minor_unit(target))
+    minor = currency_minor_unit(target)
     from_rate, to_rate = rate_on(bind, source, day), rate_on(bind, target, day)
     if from_rate is None or to_rate is None:
         return None
-    exact = Decimal(amount) if source == target else Decimal(amount) / from_rate * to_rate
-    return exact.quantize(quantum, rounding=ROUND_HALF_EVEN)
+    if source == target:
+        return Decimal(amount).quantize(Decimal(1).scaleb(-minor), rounding=ROUND_HALF_EVEN)
+    exact = exact_convert(amount, from_rate, to_rate, minor)
+    assert exact is not None  # no argument is None
+    return Decimal(exact)

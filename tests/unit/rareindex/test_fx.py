@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, insert, select
 
-from rareindex.errors import RareIndexError, UnknownCurrencyError
+from rareindex.errors import FxFileError, RareIndexError, UnknownCurrencyError
 from rareindex.fx import convert, ecb_rates, load_ecb_rates, published_rate, rate_on
 from rareindex.storage import upgrade
 from rareindex.storage.schema import fx_rates
 from tests.cli_helpers import run_cli
 
 SINCE, UNTIL = date(2024, 12, 20), date(2025, 1, 10)
+# A newer ECB file, written by hand in eurofxref-hist's shape (newest first, N/A, trailing comma):
+# three days after the bundled history ends, JPY not quoted on the 4th. Its zip holds the csv.
+NEWER = Path(__file__).parents[3] / "fixtures" / "fx"
 # ECB publication days in the window: no weekends, no 25/26 December, no 1 January.
 PUBLISHED = [
     date(2024, 12, 20),
@@ -49,7 +52,8 @@ DEC_27 = {"GBP": Decimal("0.796339"), "JPY": Decimal("157.786296")}
 @pytest.fixture
 def engine(sqlite_engine: Engine) -> Engine:
     upgrade(sqlite_engine)
-    assert load_ecb_rates(sqlite_engine, since=SINCE, until=UNTIL) == len(PUBLISHED) * 5
+    # Every currency the ECB published then: 30 (RUB is N/A since March 2022).
+    assert load_ecb_rates(sqlite_engine, since=SINCE, until=UNTIL) == len(PUBLISHED) * 30
     return sqlite_engine
 
 
@@ -62,7 +66,9 @@ def _stored(engine: Engine, day: date) -> dict[str, Decimal]:
 
 
 def test_a_publication_day_is_crossed_via_eur(engine: Engine) -> None:
-    assert _stored(engine, date(2024, 12, 24)) == CHRISTMAS_EVE
+    stored = _stored(engine, date(2024, 12, 24))
+    assert {c: stored[c] for c in CHRISTMAS_EVE} == CHRISTMAS_EVE
+    assert stored["AUD"] == Decimal("1.604714")  # 1.6681 / 1.0395
     with engine.connect() as conn:
         sources = set(conn.execute(select(fx_rates.c.source).distinct()).scalars())
     assert sources == {"ecb"}
@@ -119,9 +125,9 @@ def test_no_rate_before_the_first_publication(engine: Engine) -> None:
 def test_reloading_inserts_nothing_and_extending_only_the_new_days(engine: Engine) -> None:
     assert load_ecb_rates(engine, since=SINCE, until=UNTIL) == 0
     # 13 and 14 January are new; the window's 13 days are already there.
-    assert load_ecb_rates(engine, since=SINCE, until=date(2025, 1, 14)) == 2 * 5
+    assert load_ecb_rates(engine, since=SINCE, until=date(2025, 1, 14)) == 2 * 30
     with engine.connect() as conn:
-        assert conn.execute(select(func.count()).select_from(fx_rates)).scalar_one() == 15 * 5
+        assert conn.execute(select(func.count()).select_from(fx_rates)).scalar_one() == 15 * 30
 
 
 def test_a_stored_row_is_never_overwritten(sqlite_engine: Engine) -> None:
@@ -136,16 +142,21 @@ def test_a_stored_row_is_never_overwritten(sqlite_engine: Engine) -> None:
             )
         )
     day = date(2024, 12, 24)
-    assert load_ecb_rates(sqlite_engine, since=day, until=day) == 4
+    assert load_ecb_rates(sqlite_engine, since=day, until=day) == 29
     assert rate_on(sqlite_engine, "GBP", day) == Decimal("0.5")
 
 
-def test_the_full_history_has_every_currency_on_every_publication_day() -> None:
+def test_the_full_history_has_every_currency_the_ecb_publishes() -> None:
     rows = ecb_rates()
     days = {day for day, _, _ in rows}
     assert min(days) == date(1999, 1, 4)
-    assert len(rows) == 5 * len(days)
     assert not any(day.weekday() >= 5 for day in days)
+    majors = [(day, c) for day, c, _ in rows if c in ("USD", "CAD", "EUR", "GBP", "JPY")]
+    assert len(majors) == 5 * len(days)  # on every publication day
+    last = max(days)
+    newest = {c for day, c, _ in rows if day == last}
+    assert len(newest) == 30 and {"AUD", "CHF", "SEK", "NZD", "ZAR", "KRW"} <= newest
+    assert "KWD" not in newest and "CYP" not in newest  # not published / a legacy column
 
 
 def test_a_currency_the_ecb_did_not_quote_is_skipped_that_day() -> None:
@@ -196,10 +207,14 @@ def test_cli_fx_load_and_convert(tmp_path: Path) -> None:
     args = ("fx", "load", "--since", "2024-12-20", "--until", "2025-01-10")
     first = run_cli(*args, env=env)
     assert first.returncode == 0, first.stderr
-    assert "fx rates: 65 rows inserted" in first.stdout
+    assert "fx rates: 390 rows inserted" in first.stdout
     assert "covered: 2024-12-20 to 2025-01-10 (13 ECB publication days)" in first.stdout
     again = run_cli(*args, env=env)
     assert "fx rates: 0 rows inserted" in again.stdout
+    newer = run_cli("fx", "load", str(NEWER / "eurofxref-hist.zip"), env=env)
+    assert newer.returncode == 0, newer.stderr
+    assert "fx rates: 23 rows inserted from " in newer.stdout
+    assert "covered: 2024-12-20 to 2026-11-06 (16 ECB publication days)" in newer.stdout
 
     converted = run_cli("fx", "convert", "100.00", "GBP", "JPY", "--on", "2024-12-25", env=env)
     assert converted.returncode == 0, converted.stderr
@@ -209,3 +224,25 @@ def test_cli_fx_load_and_convert(tmp_path: Path) -> None:
     unknown = run_cli("fx", "convert", "1", "GBP", "XYZ", "--on", "2024-12-25", env=env)
     assert unknown.returncode == 2
     assert unknown.stderr.startswith("error: unknown currency 'XYZ': use one of AUD")
+
+
+@pytest.mark.parametrize("name", ["eurofxref-hist.csv", "eurofxref-hist.zip"])
+def test_a_newer_ecb_file_loads_from_its_csv_or_zip(sqlite_engine: Engine, name: str) -> None:
+    upgrade(sqlite_engine)
+    # USD EUR JPY CZK GBP CHF AUD CAD on the 5th and 6th; no JPY on the 4th; BGN, RUB are N/A.
+    assert load_ecb_rates(sqlite_engine, path=NEWER / name) == 8 + 8 + 7
+    other = "eurofxref-hist.zip" if name.endswith(".csv") else "eurofxref-hist.csv"
+    assert load_ecb_rates(sqlite_engine, path=NEWER / other) == 0  # the same rows
+    assert rate_on(sqlite_engine, "AUD", date(2026, 11, 8)) == Decimal("1.536232")  # 1.7702/1.1523
+    assert published_rate(sqlite_engine, "JPY", date(2026, 11, 4)) is None
+
+
+def test_a_file_that_is_not_an_ecb_history_is_refused(tmp_path: Path) -> None:
+    wrong = tmp_path / "rates.csv"
+    wrong.write_text("day,usd\n2026-11-06,1\n")
+    with pytest.raises(FxFileError, match="not an ECB reference-rate history"):
+        ecb_rates(path=wrong)
+    broken = tmp_path / "eurofxref-hist.csv"
+    broken.write_text("Date,USD,GBP,\n2026-11-06,1.15,zero,\n")
+    with pytest.raises(FxFileError, match="line 2"):
+        ecb_rates(path=broken)

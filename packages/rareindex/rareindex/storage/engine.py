@@ -1,7 +1,8 @@
 """Database engines for both modes.
 
-SQLite (embedded) gets WAL, foreign keys, a busy timeout and ``synchronous=NORMAL`` on every
-connection; PostgreSQL (fleet) gets a pre-ping pool: a restarted server costs a retry, not a crash.
+SQLite (embedded) gets WAL, foreign keys, a busy timeout, ``synchronous=NORMAL`` and the exact
+``ri_fx_convert`` function of the multi-currency views on every connection; PostgreSQL (fleet)
+gets a pre-ping pool: a restarted server costs a retry, not a crash.
 
 Example:
     >>> engine = make_engine("sqlite://")
@@ -18,6 +19,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from ..errors import DatabaseError
+from .schema.fx import exact_convert
 
 __all__ = ["check_connection", "is_database_outage", "make_engine"]
 
@@ -44,6 +46,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     ):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
+    dbapi_connection.create_function("ri_fx_convert", 4, exact_convert, deterministic=True)
 
 
 def is_database_outage(exc: BaseException) -> bool:
