@@ -89,3 +89,110 @@ def test_fake_web_pages(url: str, kind: str, expect: str) -> None:
     lines = _lines(result.stdout)
     assert lines and f"from the {kind} adapter" in result.stderr
     assert any(expect in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("path", "kinds"),
+    [
+        # Two Offers and an AggregateOffer summary: two listings, no phantom third.
+        ("structured/microdata_offers_and_aggregate.html", ["listing", "listing"]),
+        ("structured/jsonld_offers_and_aggregate.html", ["listing", "listing"]),
+        # An AggregateOffer alone is a price range, not a listing at its low price.
+        ("structured/aggregate_offer_low_price_only.html", ["price_range"]),
+        # An offer without a price is rejected alone; the rest of the page still reads.
+        (
+            "structured/offer_without_price.html",
+            ["listing", "listing", "listing", "rejected", "rejected"],
+        ),
+        ("feeds/json_feed_1_0.json", ["news_item", "rejected", "rejected"]),
+        ("feeds/json_feed_1_1.json", ["news_item", "news_item", "rejected", "rejected"]),
+        ("feeds/atom_self_and_urn_ids.xml", ["news_item", "news_item", "rejected", "rejected"]),
+        ("feeds/google_merchant.xml", ["listing", "listing", "listing", "rejected"]),
+    ],
+)
+def test_offer_and_feed_fixtures_through_the_cli(path: str, kinds: list[str]) -> None:
+    result = run_cli("inspect", str(ADAPTER_FIXTURES / path))
+
+    assert result.returncode == 0, result.stderr
+    lines = _lines(result.stdout)
+    assert [str(line.get("kind", "rejected")) for line in lines] == kinds
+    family = "feed" if path.startswith("feeds/") else "html"
+    assert f"{len(kinds)} lines from the {family} adapter" in result.stderr
+
+
+def test_the_cli_shows_why_an_offer_or_entry_was_rejected() -> None:
+    offers = _lines(
+        run_cli("inspect", str(ADAPTER_FIXTURES / "structured/offer_without_price.html")).stdout
+    )
+    assert offers[3]["rejected"] == {
+        "kind": "rejected",
+        "reason": "missing_field",
+        "message": "offer has no price",
+        "where": "products[0]",
+        "field": "products[0].offers[1].price",
+        "snippet": "Amazing Spider-Man #300 (1988)",
+    }
+    (price_range,) = _lines(
+        run_cli(
+            "inspect", str(ADAPTER_FIXTURES / "structured/aggregate_offer_low_price_only.html")
+        ).stdout
+    )
+    assert (price_range["low"], price_range["high"], price_range["offer_count"]) == (
+        {"amount": "189.50", "currency": "USD"},
+        {"amount": "260.00", "currency": "USD"},
+        7,
+    )
+    atom = _lines(
+        run_cli("inspect", str(ADAPTER_FIXTURES / "feeds/atom_self_and_urn_ids.xml")).stdout
+    )
+    assert atom[0]["url"] == "https://toyvault.example/journal/entries/beach-bomb.atom"
+    assert "is not a URL" in atom[3]["rejected"]["message"]
+    merchant = _lines(
+        run_cli("inspect", str(ADAPTER_FIXTURES / "feeds/google_merchant.xml")).stdout
+    )
+    assert (merchant[1]["price"], merchant[1]["compare_at_price"]) == (
+        {"amount": "799.00", "currency": "USD"},
+        {"amount": "899.00", "currency": "USD"},
+    )
+
+
+@pytest.mark.parametrize("name", ["json_feed.json", "json_feed_1_0.json", "json_feed_1_1.json"])
+def test_a_json_feed_is_sniffed_as_a_feed_never_as_a_store_response(name: str) -> None:
+    content = (ADAPTER_FIXTURES / "feeds" / name).read_bytes()
+
+    assert detect_kind(content, name) == "feed"
+    assert (
+        detect_kind(content.replace(b"https://jsonfeed.org", b"https:\\/\\/jsonfeed.org"), name)
+        == "feed"
+    )
+    forced = run_cli("inspect", str(ADAPTER_FIXTURES / "feeds" / name), "--as", "feed")
+    assert forced.returncode == 0 and "from the feed adapter" in forced.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "message"),
+    [
+        # A Merchant TSV product feed matches no adapter: an error, not "0 lines, exit 0".
+        ("feeds/google_merchant.tsv", 2, "error: unexpected_shape: matches no adapter"),
+        # HTML that states no product: an error with the reason.
+        ("structured/no_structured_data.html", 2, "error: unexpected_shape: no schema.org Product"),
+        # A readable feed with no entries: nothing printed, exit 1.
+        ("feeds/empty_channel.xml", 1, "0 lines from the feed adapter: the document holds no"),
+        ("shopify/products_page2_empty.json", 1, "0 lines from the shopify adapter"),
+    ],
+)
+def test_inspect_never_succeeds_with_nothing(path: str, code: int, message: str) -> None:
+    result = run_cli("inspect", str(ADAPTER_FIXTURES / path))
+
+    assert result.returncode == code, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith(message)
+
+
+def test_detect_kind_refuses_bytes_that_match_no_adapter() -> None:
+    with pytest.raises(ParseError) as excinfo:
+        detect_kind(b"id,title,price\nA1,Card,5.00 USD\n", "feed.csv")
+
+    assert excinfo.value.reason.value == "unexpected_shape"
+    assert "--as" in str(excinfo.value)
+    assert detect_kind(b"<!DOCTYPE html><title>x</title>", "page") == "html"

@@ -22,7 +22,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from rareindex_connectors import ParseError, adapters  # each adapter loads on first use
+from rareindex_connectors import (
+    ParseError,
+    ParseReason,
+    adapters,
+)  # each adapter loads on first use
 
 __all__ = ["KINDS", "InspectResult", "detect_kind", "inspect_document"]
 
@@ -37,8 +41,22 @@ class InspectResult:
     lines: list[dict[str, Any]] = field(default_factory=list)
 
 
+_HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body", b"<meta", b"<script", b"<div")
+
+
+def _is_json_feed(head: bytes) -> bool:
+    """A JSON Feed names its version URL at the top level (``"version":
+    "https://jsonfeed.org/version/1.1"``); no store API answers with it."""
+    return b"jsonfeed.org/version/" in head.replace(b"\\/", b"/")
+
+
 def detect_kind(content: bytes, source: str) -> str:
-    """Guess a document's kind from its first bytes (and its name for robots.txt)."""
+    """Guess a document's kind from its first bytes (and its name for robots.txt).
+
+    Raises:
+        ParseError: ``unexpected_shape`` when the bytes look like none of :data:`KINDS` (a CSV
+            or TSV product feed, plain text …): guessing "html" there would print nothing.
+    """
     head = content[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()
     lowered = head.lower()
     name = urlsplit(source).path.rsplit("/", 1)[-1].lower() or source.lower()
@@ -49,6 +67,8 @@ def detect_kind(content: bytes, source: str) -> str:
     if b"<rss" in lowered or b"<feed" in lowered or b"<rdf:rdf" in lowered:
         return "feed"
     if head.startswith((b"{", b"[")):
+        if head.startswith(b"{") and _is_json_feed(head):
+            return "feed"
         return "woocommerce" if head.startswith(b"[") or b'"prices"' in head else "shopify"
     if (
         name == "robots.txt"
@@ -56,7 +76,14 @@ def detect_kind(content: bytes, source: str) -> str:
         or (name.endswith(".txt") and b"user-agent:" in lowered)
     ):
         return "robots"
-    return "html"
+    if any(marker in lowered for marker in _HTML_MARKERS):
+        return "html"
+    raise ParseError(
+        ParseReason.UNEXPECTED_SHAPE,
+        f"matches no adapter: not PDF, a sitemap, an RSS/Atom/JSON feed, JSON, robots.txt or"
+        f" HTML (pass --as one of {', '.join(KINDS)})",
+        snippet=head[:200].decode("utf-8", "replace"),
+    )
 
 
 def _dump(kind: str, value: object) -> dict[str, Any]:
@@ -106,16 +133,9 @@ def _woo(content: bytes, source: str, currency: str | None) -> list[dict[str, An
 
 def _html(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
     data = adapters.extract_structured(content, base_url=source if "://" in source else None)
-    lines = (
-        [
-            _dump("listing", r)
-            for r in adapters.listings_from_products(
-                data.products, url=source, default_currency=currency
-            )
-        ]
-        if data.products
-        else []
-    )
+    found = adapters.read_products(data.products, url=source, default_currency=currency)
+    lines = [_dump("listing", r) for r in found.listings]
+    lines += [_dump("price_range", r) for r in found.ranges]
     if b"__NEXT_DATA__" in content:
         try:
             lines.append({"kind": "__NEXT_DATA__", "data": adapters.next_data(content)})
@@ -129,7 +149,15 @@ def _html(content: bytes, source: str, currency: str | None) -> list[dict[str, A
                     }
                 }
             )
-    return lines + _rejected(data.rejected)
+    lines += _rejected(found.rejected) + _rejected(data.rejected)
+    if not lines:
+        raise ParseError(
+            ParseReason.UNEXPECTED_SHAPE,
+            "no schema.org Product (JSON-LD or microdata), Open Graph price or __NEXT_DATA__"
+            " in this HTML",
+            snippet=content[:200].decode("utf-8", "replace"),
+        )
+    return lines
 
 
 def _pdf(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
@@ -138,8 +166,14 @@ def _pdf(content: bytes, source: str, currency: str | None) -> list[dict[str, An
 
 
 def _feed(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    result = adapters.parse_feed(content, base_url=source if "://" in source else None)
-    return [_dump("news_item", r) for r in result.items] + _rejected(result.rejected)
+    result = adapters.parse_feed(
+        content, base_url=source if "://" in source else None, currency=currency
+    )
+    return (
+        [_dump("news_item", r) for r in result.items]
+        + [_dump("listing", r) for r in result.listings]
+        + _rejected(result.rejected)
+    )
 
 
 def _sitemap(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
@@ -182,7 +216,8 @@ def inspect_document(
     """Run the adapter for ``kind`` (detected when None) on ``content``.
 
     Raises:
-        ParseError: the document as a whole does not parse (the adapter fails closed).
+        ParseError: the document as a whole does not parse (the adapter fails closed), matches
+            no adapter, or is HTML that states no product at all.
         ValueError: an unknown ``kind`` (the message lists the valid ones).
     """
     kind = kind or detect_kind(content, source)

@@ -13,7 +13,7 @@ Nothing is silently skipped.
 ``pagination``     paging loops with safety nets (repeated page, max pages, totals)
 ``sitemaps``       sitemap indexes and urlsets, gzip, lastmod filters, no XXE
 ``robots``         robots.txt rules per user-agent group (protego)
-``feeds``          RSS 2.0 / Atom -> news items (feedparser)
+``feeds``          RSS / Atom / JSON Feed -> news items; Merchant product feeds -> listings
 ``pdf``            "prices realised" tables -> hammer, premium, realised (pdfplumber)
 ``structured``     schema.org JSON-LD, microdata, Open Graph -> listings, price ranges
 ``embedded``       ``__NEXT_DATA__`` and inline JSON state

@@ -1,14 +1,25 @@
-"""RSS 0.9x/1.0/2.0 and Atom feeds to :class:`NewsItem` records, on feedparser.
+"""RSS 0.9x/1.0/2.0, Atom and JSON Feed 1.0/1.1 to :class:`NewsItem` records (feedparser for the
+XML formats), and Google Merchant product feeds to :class:`Listing` records.
 
 * Every entry ends up in exactly one of ``FeedResult.items`` or ``FeedResult.rejected``. An entry
   with no date is **rejected** (``missing_field`` at ``published``), not given the fetch time: a
   made-up date would put old news at the top of the timeline. An unparseable date is
   ``invalid_value``; a second entry with an id already seen is ``invalid_value`` too.
 * ``published_at`` is ``published`` (RSS ``pubDate``, Atom ``published``), else ``updated``, in UTC.
+* An entry's link is its ``rel="alternate"`` link (RSS ``<link>``, or a permalink ``<guid>``),
+  else its ``rel="self"`` link. An id that is not a URL (Atom's ``urn:uuid:…``) is never taken as
+  the link: it stays the ``external_id``, and an entry with no link at all is rejected
+  (``missing_field`` at ``link``).
+* JSON Feed (``{"version": "https://jsonfeed.org/version/1.1", "items": [...]}``) follows the same
+  rules with its own field names (``url``, ``date_published``, ``content_text`` …).
+* An RSS or Atom entry with Merchant Center fields (``g:id``, ``g:price``, ``g:gtin``,
+  ``g:availability``, ``g:condition``) is a product: it becomes a :class:`Listing` in
+  ``FeedResult.listings`` and needs no date. ``currency`` is used only for a ``g:price`` written
+  without an ISO code.
 * Titles and summaries are plain text: feed HTML is stripped with selectolax and whitespace folded.
 * Bozo feeds (not well-formed, but readable by feedparser's lenient parser) are read, and
   ``FeedResult.bozo`` says what was wrong. A payload that is not a feed at all (no feed version and
-  no entries: HTML, JSON, garbage) raises ``ParseError(unexpected_shape)``.
+  no entries: HTML, JSON that is not a JSON Feed, garbage) raises ``ParseError(unexpected_shape)``.
 * Safety: the payload goes to feedparser as a stream, never as a string (feedparser would treat a
   string as a URL to fetch or a file name to open). An internal DTD subset declaring entities is
   refused before parsing (billion laughs, XXE); expat fetches no external DTD.
@@ -26,6 +37,7 @@ from __future__ import annotations
 
 import io
 import xml.parsers.expat
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +47,8 @@ import feedparser
 from selectolax.lexbor import LexborHTMLParser
 
 from .._errors import ParseError, ParseReason
-from .._normalized import NewsItem, parse_normalized
+from .._normalized import Listing, NewsItem, parse_normalized
+from . import _jsonfeed, _merchant
 from ._rejected import Rejected
 
 __all__ = ["MAX_FEED_BYTES", "FeedResult", "parse_feed"]
@@ -46,15 +59,18 @@ MAX_FEED_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class FeedResult:
-    """A parsed feed: every entry is in ``items`` or in ``rejected``, in feed order."""
+    """A parsed feed: every entry is in ``items``, ``listings`` or ``rejected``, in feed order."""
 
     items: tuple[NewsItem, ...]
     rejected: tuple[Rejected, ...]
     version: str
-    """feedparser's name for the format: ``rss20``, ``atom10``, ``rss10`` …"""
+    """feedparser's name for the format: ``rss20``, ``atom10``, ``rss10`` …; ``json10`` and
+    ``json11`` for JSON Feed."""
     title: str | None = None
     bozo: str | None = None
     """Why the feed was not well-formed, when it was read anyway."""
+    listings: tuple[Listing, ...] = ()
+    """Merchant Center product entries (``g:price`` …), as listings."""
 
 
 class _PrologRead(Exception):
@@ -125,19 +141,41 @@ def _published(entry: dict[str, Any]) -> datetime:
     raise ParseError(ParseReason.MISSING_FIELD, "entry has no date", field="published")
 
 
+def _is_web_url(link: object) -> bool:
+    parts = urlsplit(str(link or ""))
+    return parts.scheme in {"http", "https"} and bool(parts.netloc)
+
+
+def _link(entry: dict[str, Any]) -> str | None:
+    """The entry's page: its alternate link (feedparser's ``link``, which for RSS may be a
+    permalink guid), else its ``rel="self"`` link. feedparser also puts an Atom ``id`` such as
+    ``urn:uuid:…`` into ``link`` when the entry has no alternate link: that is not a page."""
+    by_rel: dict[str, str] = {}
+    for link in _raw(entry, "links") or ():
+        if link.get("href"):
+            by_rel.setdefault(link.get("rel") or "alternate", str(link["href"]))
+    link = by_rel.get("alternate") or _raw(entry, "link")
+    if link and link == _raw(entry, "id") and not _is_web_url(link):
+        link = None  # the id feedparser copied, not a link the entry states
+    return str(link) if link else by_rel.get("self")
+
+
 def _url(entry: dict[str, Any]) -> str:
-    link = _raw(entry, "link") or (_raw(entry, "id") if _raw(entry, "guidislink") else None)
+    link = _link(entry)
     if not link:
-        raise ParseError(ParseReason.MISSING_FIELD, "entry has no link", field="link")
-    parts = urlsplit(link)
-    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        entry_id = _raw(entry, "id")
+        also = f" (its id {entry_id} is not a URL)" if entry_id else ""
+        raise ParseError(
+            ParseReason.MISSING_FIELD, f"entry has no alternate or self link{also}", field="link"
+        )
+    if not _is_web_url(link):
         raise ParseError(
             ParseReason.INVALID_VALUE,
             "link is not an absolute http(s) URL (pass base_url)",
             field="link",
             snippet=link,
         )
-    return str(link)
+    return link
 
 
 def _item(entry: dict[str, Any]) -> NewsItem:
@@ -163,21 +201,41 @@ def _item(entry: dict[str, Any]) -> NewsItem:
     return record
 
 
-def parse_feed(data: bytes, *, base_url: str | None = None) -> FeedResult:
-    """Parse an RSS or Atom document into news items and rejected entries.
+def _plain_html(html: str) -> str:
+    return _plain(html)
+
+
+def parse_feed(
+    data: bytes, *, base_url: str | None = None, currency: str | None = None
+) -> FeedResult:
+    """Parse an RSS, Atom or JSON Feed document into news items, listings and rejected entries.
 
     Args:
         data: the feed body, as fetched.
         base_url: the feed's URL, to resolve relative links (``<link href="/news/1"/>``).
+        currency: for Merchant ``g:price`` values written without an ISO code.
 
     Raises:
-        ParseError: ``empty_payload``, ``too_large``, or ``unexpected_shape`` for a payload that
-            is not a feed or declares entities.
+        ParseError: ``empty_payload``, ``too_large``, ``invalid_json`` (a broken JSON Feed), or
+            ``unexpected_shape`` for a payload that is not a feed or declares entities.
     """
     if not data.strip():
         raise ParseError(ParseReason.EMPTY_PAYLOAD, "empty feed")
     if len(data) > MAX_FEED_BYTES:
         raise ParseError(ParseReason.TOO_LARGE, f"feed is {len(data)} bytes")
+    if _jsonfeed.looks_like_json_feed(data):
+        version, title, raw_items = _jsonfeed.read_json_feed(data)
+        return _collect(
+            raw_items,
+            lambda item: _jsonfeed.news_item(item, base_url, _plain_html),
+            lambda item: (
+                str(item.get("title") or item.get("url") or "") or None
+                if isinstance(item, dict)
+                else None
+            ),
+            version=version,
+            title=title,
+        )
     _refuse_entity_declarations(data)
     headers = {"content-type": "application/xml"}
     if base_url:
@@ -189,40 +247,72 @@ def parse_feed(data: bytes, *, base_url: str | None = None) -> FeedResult:
     if not version and not entries:
         raise ParseError(
             ParseReason.UNEXPECTED_SHAPE,
-            f"not an RSS or Atom feed ({bozo or 'no feed elements'})",
+            f"not an RSS, Atom or JSON feed ({bozo or 'no feed elements'})",
             snippet=data[:200].decode("utf-8", "replace"),
         )
+    prefix = _merchant.merchant_prefix(dict(parsed.get("namespaces") or {}))
+
+    def read(entry: dict[str, Any]) -> NewsItem | Listing:
+        if _merchant.is_product(entry, prefix):
+            assert prefix is not None  # is_product says so
+            return _merchant.listing(entry, prefix, link=_link(entry), currency=currency)
+        return _item(entry)
+
+    return _collect(
+        entries,
+        read,
+        lambda entry: _raw(entry, "title") or _raw(entry, "link"),
+        version=version,
+        title=_text(_raw(parsed, "feed") or {}, "title") or None,
+        bozo=str(bozo) if bozo else None,
+    )
+
+
+def _collect(
+    entries: list[Any],
+    read: Callable[[Any], NewsItem | Listing],
+    snippet_of: Callable[[Any], str | None],
+    *,
+    version: str,
+    title: str | None,
+    bozo: str | None = None,
+) -> FeedResult:
+    """Every entry read, or rejected with the reason; a repeated id is rejected too."""
     items: list[NewsItem] = []
+    listings: list[Listing] = []
     rejected: list[Rejected] = []
     seen: set[str] = set()
     for index, entry in enumerate(entries, start=1):
         where = f"entry {index}"
         try:
-            item = _item(entry)
+            record = read(entry)
         except ParseError as exc:
             rejection = Rejected.from_error(exc, where=where)
             if rejection.snippet is None:  # show the operator which entry it was
-                rejection = replace(rejection, snippet=_raw(entry, "title") or _raw(entry, "link"))
+                rejection = replace(rejection, snippet=snippet_of(entry))
             rejected.append(rejection)
             continue
-        if item.external_id in seen:
+        if record.external_id in seen:
             rejected.append(
                 Rejected(
                     ParseReason.INVALID_VALUE,
                     "duplicate entry id",
                     where=where,
                     field="id",
-                    snippet=item.external_id,
+                    snippet=record.external_id,
                 )
             )
             continue
-        seen.add(item.external_id)
-        items.append(item)
-    title = _text(_raw(parsed, "feed") or {}, "title") or None
+        seen.add(record.external_id)
+        if isinstance(record, Listing):
+            listings.append(record)
+        else:
+            items.append(record)
     return FeedResult(
         items=tuple(items),
         rejected=tuple(rejected),
         version=version,
         title=title,
-        bozo=str(bozo) if bozo else None,
+        bozo=bozo,
+        listings=tuple(listings),
     )

@@ -39,7 +39,12 @@ def inspect(
         bool, typer.Option("--fake-web", help="Serve the local fake web and point at it.")
     ] = False,
 ) -> None:
-    """Run the matching adapter on a file or URL and print what it extracts, one JSON a line."""
+    """Run the matching adapter on a file or URL and print what it extracts, one JSON a line.
+
+    Exit status: 0 when lines were printed; 1 when the adapter read the document but it holds
+    no records (an empty feed or products page); 2 when the document matches no adapter or
+    does not parse (the reason on stderr).
+    """
     if kind is not None and kind not in KINDS:
         raise ConfigError(f"--as {kind!r} is not a kind; valid: {', '.join(KINDS)}")
     settings = settings_of(ctx)
@@ -56,4 +61,10 @@ def inspect(
     result = inspect_document(content, source=target, kind=kind, currency=currency)
     for line in result.lines:  # JSON lines on stdout, for jq and friends
         sys.stdout.write(json.dumps(line, default=str, ensure_ascii=False) + "\n")
+    if not result.lines:  # never "0 lines" and success: say so, and fail like grep does
+        errors.print(
+            f"0 lines from the {result.kind} adapter: the document holds no records",
+            highlight=False,
+        )
+        raise typer.Exit(1)
     errors.print(f"{len(result.lines)} lines from the {result.kind} adapter", highlight=False)

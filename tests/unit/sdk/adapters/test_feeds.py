@@ -1,4 +1,5 @@
-"""Feeds: RSS and Atom to NewsItems, each entry read or rejected; unsafe XML refused."""
+"""Feeds: RSS, Atom and JSON Feed to NewsItems, Merchant product feeds to Listings, each entry
+read or rejected; unsafe XML refused."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rareindex_connectors._errors import ParseError, ParseReason
+from rareindex_connectors._money import Money
 from rareindex_connectors._normalized import NewsItem
 from rareindex_connectors.adapters.feeds import MAX_FEED_BYTES, parse_feed
 
@@ -110,13 +112,149 @@ def test_entity_declarations_are_refused(name: str) -> None:
     assert "entity declaration" in str(caught.value)
 
 
-@pytest.mark.parametrize("name", ["not_a_feed.html", "json_feed.json"])
-def test_a_payload_that_is_not_a_feed_fails_closed(name: str) -> None:
+@pytest.mark.parametrize(
+    "data",
+    [
+        _fixture("not_a_feed.html"),
+        b'{"products": [{"id": 1, "title": "Not a feed"}]}',  # a store response
+        b'{"version": "https://jsonfeed.org/version/2", "items": []}',  # an unknown version
+        b'{"version": "https://jsonfeed.org/version/1.1", "items": {"id": "1"}}',
+    ],
+)
+def test_a_payload_that_is_not_a_feed_fails_closed(data: bytes) -> None:
     with pytest.raises(ParseError) as caught:
-        parse_feed(_fixture(name))
+        parse_feed(data)
 
     assert caught.value.reason is ParseReason.UNEXPECTED_SHAPE
-    assert caught.value.snippet
+    assert caught.value.snippet or caught.value.field
+
+
+def test_json_feed_1_0_items_with_html_content_and_relative_urls() -> None:
+    result = parse_feed(
+        _fixture("json_feed_1_0.json"), base_url="https://slabreport.example/feed.json"
+    )
+
+    assert (result.version, result.title, result.listings) == ("json10", "The Slab Report", ())
+    wagner, pop = result.items
+    assert wagner == NewsItem(
+        external_id="https://slabreport.example/2025/06/t206-wagner",
+        title="T206 Honus Wagner SGC 3 brings $7.25M",
+        url="https://slabreport.example/2025/06/t206-wagner",
+        published_at=datetime(2025, 6, 3, 13, 15, tzinfo=UTC),  # -04:00, in UTC
+        summary="The Wagner sold in a private sale.",  # content_html as plain text
+        author="Ray Tobacco",  # 1.0's author object
+        categories=("vintage", "private sales"),
+    )
+    assert pop.url == "https://slabreport.example/2025/06/psa-pop"
+    assert pop.published_at == datetime(2025, 6, 2, 18, tzinfo=UTC)  # date_modified only
+    assert [(r.where, r.reason, r.field) for r in result.rejected] == [
+        ("entry 3", ParseReason.MISSING_FIELD, "date_published")
+    ]
+
+
+def test_json_feed_1_1_authors_external_url_and_every_item_accounted_for() -> None:
+    result = parse_feed(_fixture("json_feed_1_1.json"))
+
+    assert result.version == "json11"
+    eagle, link_post = result.items
+    assert (eagle.author, eagle.summary) == (
+        "Ada Mint",
+        "A court filing suggests a second coin could be monetised.",
+    )
+    assert eagle.published_at == datetime(2025, 6, 10, 7, tzinfo=UTC)
+    assert link_post.url == "https://auctions.example/lots/1804-dollar"  # external_url
+    assert [(r.where, r.reason, r.field) for r in result.rejected] == [
+        ("entry 3", ParseReason.MISSING_FIELD, "title"),
+        ("entry 4", ParseReason.INVALID_VALUE, "date_published"),  # no offset: not RFC 3339
+    ]
+
+
+def test_a_broken_json_feed_is_invalid_json() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_feed(b'{"version": "https://jsonfeed.org/version/1", "items": [')
+
+    assert caught.value.reason is ParseReason.INVALID_JSON
+
+
+def test_atom_self_only_links_and_urn_ids() -> None:
+    result = parse_feed(
+        _fixture("atom_self_and_urn_ids.xml"), base_url="https://toyvault.example/journal/atom.xml"
+    )
+
+    assert [(i.external_id, i.url) for i in result.items] == [
+        (
+            "urn:uuid:1225c695-cfb8-4ebb-aaaa-80da344efa6a",
+            "https://toyvault.example/journal/entries/beach-bomb.atom",  # rel="self" only
+        ),
+        (
+            "urn:uuid:2225c695-cfb8-4ebb-aaaa-80da344efa6a",
+            "https://toyvault.example/journal/jawa-vinyl-cape",  # relative alternate, resolved
+        ),
+        (
+            "urn:uuid:3225c695-cfb8-4ebb-aaaa-80da344efa6a",
+            "https://toyvault.example/journal/both",  # alternate beats self
+        ),
+    ]
+    (no_link,) = result.rejected
+    assert (no_link.where, no_link.reason, no_link.field) == (
+        "entry 4",
+        ParseReason.MISSING_FIELD,
+        "link",
+    )
+    # The urn:uuid id is named as what it is, never offered as a bad link.
+    assert "is not a URL" in no_link.message and no_link.snippet == "No link at all"
+
+
+def test_google_merchant_items_are_listings() -> None:
+    result = parse_feed(_fixture("google_merchant.xml"))
+
+    assert result.items == ()
+    brown, brady, box = result.listings
+    assert brown.external_id == brown.identifiers.sku == "GG-1958T-62"
+    assert brown.title == "1958 Topps Jim Brown #62 Rookie PSA 6"
+    assert brown.url == "https://gridirongrails.example/products/1958-topps-jim-brown-62-psa-6"
+    assert (brown.price, brown.available, brown.condition) == (
+        Money(amount="2450.00", currency="USD"),
+        True,
+        "used",
+    )
+    assert brown.image_urls == (
+        "https://cdn.gridirongrails.example/img/brown-62.jpg",
+        "https://cdn.gridirongrails.example/img/brown-62-back.jpg",
+    )
+    # RSS <title>/<link> when there is no g:title/g:link; a lower sale price is the price.
+    assert brady.url == "https://gridirongrails.example/products/2000-bowman-chrome-brady-236"
+    assert (brady.price, brady.compare_at_price) == (
+        Money(amount="799.00", currency="USD"),
+        Money(amount="899.00", currency="USD"),
+    )
+    assert (brady.available, brady.identifiers.ean) == (False, "0748214123456")
+    # A sale limited by dates is not applied (no clock): the regular price stands.
+    assert (box.price, box.compare_at_price) == (Money(amount="639.99", currency="USD"), None)
+    assert (box.available, box.condition, box.identifiers.upc) == (True, "new", "012345678905")
+    (no_price,) = result.rejected
+    assert (no_price.where, no_price.reason, no_price.field, no_price.snippet) == (
+        "entry 4",
+        ParseReason.MISSING_FIELD,
+        "g:price",
+        "GG-MYSTERY",
+    )
+
+
+def test_merchant_fields_are_found_by_namespace_not_by_prefix() -> None:
+    feed = (
+        b'<rss version="2.0" xmlns:gm="http://base.google.com/ns/1.0"><channel><item>'
+        b"<gm:id>X-1</gm:id><title>Card</title><link>https://s.example/x1</link>"
+        b"<gm:price>12 EUR</gm:price></item><item><gm:id>X-2</gm:id><title>Card 2</title>"
+        b"<link>https://s.example/x2</link><gm:price>5.00</gm:price></item></channel></rss>"
+    )
+
+    listings = parse_feed(feed, currency="CAD").listings
+
+    assert [(x.external_id, x.price) for x in listings] == [
+        ("X-1", Money(amount="12.00", currency="EUR")),
+        ("X-2", Money(amount="5.00", currency="CAD")),  # no ISO code: the caller's currency
+    ]
 
 
 def test_bytes_that_look_like_a_path_are_never_opened(tmp_path: Path) -> None:
