@@ -295,3 +295,34 @@ def test_a_leap_second_does_not_crash() -> None:
     (item,) = parse_feed(feed).items
 
     assert item.published_at == datetime(2009, 1, 1, tzinfo=UTC)
+
+
+def test_the_minimal_json_feed_is_read_and_its_undated_item_rejected() -> None:
+    result = parse_feed(_fixture("json_feed.json"))
+
+    assert (result.version, result.title, result.items) == ("json11", "Hobby Wire", ())
+    assert [(r.where, r.field, r.snippet) for r in result.rejected] == [
+        ("entry 1", "date_published", "Mantle record")
+    ]
+
+
+def test_an_atom_merchant_feed_gives_listings_too() -> None:
+    feed = (
+        b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"'
+        b' xmlns:g="http://base.google.com/ns/1.0"><title>Coins</title>'
+        b"<entry><g:id>C-1881S</g:id><title>1881-S Morgan MS65</title>"
+        b'<link href="https://coins.example/p/1881s"/><g:price>260.00 USD</g:price>'
+        b"<g:availability>in stock</g:availability><g:condition>used</g:condition></entry>"
+        b"</feed>"
+    )
+
+    result = parse_feed(feed)
+
+    (morgan,) = result.listings
+    assert (result.version, result.items, result.rejected) == ("atom10", (), ())
+    assert (morgan.external_id, morgan.url, morgan.price, morgan.available) == (
+        "C-1881S",
+        "https://coins.example/p/1881s",
+        Money(amount="260.00", currency="USD"),
+        True,
+    )
