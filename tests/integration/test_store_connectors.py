@@ -152,6 +152,30 @@ def test_check_shows_records_from_one_toml_file(tmp_path: Path) -> None:
     assert "listing" in result.stdout and "USD" in result.stdout
 
 
+def test_check_warns_when_the_toml_currency_disagrees_with_the_feed(tmp_path: Path) -> None:
+    connectors_dir = tmp_path / "connectors"
+    (connectors_dir / "woocommerce").mkdir(parents=True)
+    (connectors_dir / "woocommerce" / "my-coin-shop.toml").write_text(
+        'source = "My Coin Shop"\nbase_url = "http://coins-woo.fake.test"\n'
+        'currency = "USD"\ncategories = ["coin"]\n'  # the feed says KWD
+    )
+    shutil.copytree(REPO_ROOT / "connectors" / "domains.d", connectors_dir / "domains.d")
+    shutil.copy(REPO_ROOT / "connectors" / "domains.json", connectors_dir / "domains.json")
+    result = run_cli(
+        "connectors",
+        "check",
+        "my-coin-shop",
+        "--fake-web",
+        env={"RI_CONNECTORS_DIR": str(connectors_dir), "RI_DATA_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1, result.stderr  # once per run, not once per product
+    assert "store.currency_disagreed" in warnings[0]
+    assert "configured=USD feed=KWD kept=KWD" in warnings[0]
+    assert "KWD" in result.stdout and "USD" not in result.stdout  # the feed's currency wins
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

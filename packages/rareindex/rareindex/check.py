@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
 
 from rareindex_connectors import (
     Connector,
@@ -46,6 +49,8 @@ class CheckReport:
     failures: list[tuple[str, str, str | None]] = field(default_factory=list)  # raw, reason, field
     fetch_error: str | None = None
     engines: dict[str, object] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """What the connector logged as a warning while it fetched (``store.currency_disagreed``…)."""
 
     @property
     def ok(self) -> bool:
@@ -68,15 +73,38 @@ def as_raw(connector: Connector, record: RawRecordInput, index: int) -> RawRecor
     )
 
 
+@dataclass(slots=True)
+class _KeptWarnings:
+    """The connector's logger during a check: logs as usual, and keeps each warning as text."""
+
+    log: Any
+    kept: list[str]
+
+    def warning(self, event: str, **values: Any) -> None:
+        details = " ".join(f"{key}={value}" for key, value in values.items())
+        self.kept.append(f"{event} {details}".strip())
+        self.log.warning(event, **values)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.log, name)
+
+
 async def capture_first_page(
-    connector: Connector, settings: Settings, *, max_records: int = MAX_RECORDS
+    connector: Connector,
+    settings: Settings,
+    *,
+    max_records: int = MAX_RECORDS,
+    warnings: list[str] | None = None,
 ) -> tuple[list[RawRecordInput], dict[str, object]]:
-    """What the connector yields up to its first cursor (one page), and the engine stats."""
+    """What the connector yields up to its first cursor (one page), and the engine stats;
+    ``warnings`` receives what the connector logs as a warning meanwhile."""
     stack = build_fetch_stack(settings)
+    log = structlog.get_logger("rareindex_connectors").bind(connector=connector.meta.id)
     ctx = CrawlContext(
         connector_id=connector.meta.id,
         fetch=stack.router.fetcher(connector.meta.engines),
         options=CrawlOptions(max_pages=1),
+        log=log if warnings is None else _KeptWarnings(log, warnings),
     )
     captured: list[RawRecordInput] = []
     crawl = connector.crawl(ctx)
@@ -98,7 +126,9 @@ async def check_connector(connector: Connector, settings: Settings) -> CheckRepo
     """Fetch one page and normalize it; nothing is written anywhere."""
     report = CheckReport(connector.meta.id)
     try:
-        captured, report.engines = await capture_first_page(connector, settings)
+        captured, report.engines = await capture_first_page(
+            connector, settings, warnings=report.warnings
+        )
     except FetchError as exc:
         report.fetch_error = f"{type(exc).__name__}: {exc}"
         return report

@@ -4,7 +4,8 @@
   the variant title unless it is ``"Default Title"``; ``url`` =
   ``<base_url>/products/<handle>?variant=<id>``.
 * ``price``/``compare_at_price`` are strings in the store's currency, which the feed does not
-  state: the caller passes it. A ``compare_at_price`` that is null, empty or zero means "none".
+  state: the caller passes it. A ``compare_at_price`` that is null, empty, zero, or not higher
+  than the price means "none" (no "was" price).
 * ``available`` is the variant's flag; without one (Admin-style payloads), ``inventory_quantity``
   > 0. ``quantity`` is ``inventory_quantity`` when present, negative stock (oversold) read as 0.
 * ``sku``/``barcode`` → :class:`Identifiers` (see :mod:`.storefront`); a bad check digit is left
@@ -236,7 +237,9 @@ def _variant(
             "condition": facts.condition,
             "image_urls": tuple(dict.fromkeys(images)),
             "price": price,
-            "compare_at_price": compare if compare and compare.amount > 0 else None,
+            # A "was" price is only one above the price: Shopify admins leave equal (or stale,
+            # lower) compare-at prices on variants that are not on sale.
+            "compare_at_price": compare if compare and compare.amount > price.amount else None,
             "available": _available(variant, where),
             "quantity": quantity,
             "listed_at": product.listed_at,

@@ -9,6 +9,10 @@ its cheapest variation's, so it yields no listing: each of its ``variations`` is
 with thousands of them). ``normalize()`` reads minor-unit prices with the payload's own
 ``currency_minor_unit``. Configured ``collections`` are category slugs.
 
+The feed states its currency (``prices.currency_code``) and the feed wins: the listings keep it, and
+a config ``currency`` that disagrees is one ``store.currency_disagreed`` warning per run (per feed
+currency), which ``rareindex connectors check`` prints too.
+
 Example:
     >>> connector = WooCommerceStoreConnector.from_config(
     ...     {"source": "Comic Vault", "base_url": "https://comics.example", "currency": "GBP",
@@ -38,7 +42,15 @@ from ..adapters.woocommerce import (
 )
 from ._common import StoreConnector, probe
 
-__all__ = ["WooCommerceStoreConnector"]
+__all__ = ["WooCommerceStoreConnector", "feed_currency"]
+
+
+def feed_currency(product: object) -> str | None:
+    """The currency a Store API product states (``prices.currency_code``), upper-cased; ``None``
+    when it states none (``normalize()`` then refuses the product with ``missing_field``)."""
+    prices = product.get("prices") if isinstance(product, Mapping) else None
+    code = prices.get("currency_code") if isinstance(prices, Mapping) else None
+    return code.strip().upper() if isinstance(code, str) and code.strip() else None
 
 
 class WooCommerceStoreConnector(StoreConnector):
@@ -70,6 +82,21 @@ class WooCommerceStoreConnector(StoreConnector):
             engine=result.engine,
             http_status=result.status,
         )
+
+    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
+        warned: set[str] = set()
+        async for record in super().crawl(ctx):
+            stated = feed_currency(record.payload)
+            if stated is not None and stated != self.config.currency and stated not in warned:
+                warned.add(stated)
+                ctx.log.warning(
+                    "store.currency_disagreed",
+                    url=record.url,
+                    configured=self.config.currency,
+                    feed=stated,
+                    kept=stated,
+                )
+            yield record
 
     def expand(
         self, product: Mapping[str, Any], ctx: CrawlContext

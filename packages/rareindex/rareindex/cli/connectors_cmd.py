@@ -123,5 +123,7 @@ def check_cmd(
     console.print(table)
     for raw_id, reason, field in report.failures[:20]:
         errors.print(f"parse failed: {raw_id}: {reason}" + (f" at {field}" if field else ""))
+    for warning in report.warnings[:20]:
+        errors.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
     if not report.ok:
         raise typer.Exit(1)

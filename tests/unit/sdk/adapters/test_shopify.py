@@ -310,3 +310,14 @@ def test_paginates_until_the_empty_page() -> None:
         assert asyncio.run(run()) == [5]
     assert asked == [1, 2]
     assert [(e["event"], e["reason"]) for e in logs] == [("pagination.stopped", "empty_page")]
+
+
+def test_a_compare_at_price_not_higher_than_the_price_is_dropped() -> None:
+    # Store admins leave compare-at prices equal to (or, after a price rise, below) the price on
+    # variants that are not on sale: neither is a "was" price.
+    equal, lower, higher = _page(_raw("compare_at_not_higher.json")).listings
+    assert equal.price == Money(amount="54.99", currency="USD")
+    assert equal.compare_at_price is None
+    assert lower.price == Money(amount="529.00", currency="USD")
+    assert lower.compare_at_price is None
+    assert higher.compare_at_price == Money(amount="54.99", currency="USD")
