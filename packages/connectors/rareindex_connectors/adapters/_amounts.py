@@ -7,9 +7,9 @@ cannot read is returned as rejected with a reason, not skipped.
 
 Reading the number: the last ``.`` or ``,`` followed by one or two digits is the decimal mark; any
 other ``.`` ``,`` ``'``, typographic apostrophe or (no-break) space separates groups of exactly
-three digits.
-``1.250`` and ``1,250`` are therefore one thousand two hundred and fifty (three-decimal currencies
-such as KWD must be written with another grouping or as a machine number).
+three digits (or, in a rupee, of two digits before the last three: ``₹1,23,456.00``).
+``1.250`` and ``1,250`` are therefore one thousand two hundred and fifty, except in a three-decimal
+currency (``KD 1.250``), where they are refused as ambiguous.
 
 Reading the currency: the markers come from ``_currencies`` (the one table both readers share). An
 ISO-4217 code, an unambiguous symbol or abbreviation (``€`` ``NZ$`` ``NZD $`` ``грн.`` ``Kč``) names
@@ -35,7 +35,8 @@ _MARKER = "|".join([r"[A-Z][A-Za-z]{0,2}\s?\$", r"[A-Z]{3}", *(re.escape(m) for 
 _GROUP = r"[.,'’ ]"  # no-break spaces are plain spaces by now
 _AMOUNT = re.compile(
     rf"(?P<pre>{_MARKER})?\s*"
-    rf"(?P<num>\d{{1,3}}(?P<sep>{_GROUP})\d{{3}}(?:(?P=sep)\d{{3}})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+    rf"(?P<num>\d{{1,3}}(?P<sep>{_GROUP})\d{{3}}(?:(?P=sep)\d{{3}})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
+    rf"|(?P<lakh>\d{{1,2}}(?:,\d\d)+,\d{{3}}(?:\.\d+)?))"  # Indian grouping: ₹1,23,456.00
     rf"(?:[.,]-)?\s*(?P<post>{_MARKER})?"
 )
 
@@ -122,7 +123,7 @@ def parse_money(text: str, *, currency: str | None = None, fallback: str | None 
     found = [m for m in (match["pre"], match["post"]) if m]
     code = _resolve(found, currency and currency.upper(), fallback and fallback.upper(), text)
     check_grouping(match["num"], code, text)
-    return _money(_decimal(match["num"], match["sep"]), code, text)
+    return _money(_decimal(match["num"], "," if match["lakh"] else match["sep"]), code, text)
 
 
 def money_from_number(

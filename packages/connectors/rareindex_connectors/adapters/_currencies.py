@@ -32,6 +32,7 @@ __all__ = [
     "DOLLAR_PREFIXES",
     "FAMILIES",
     "NAMED",
+    "RUPEE",
     "Family",
     "check_code",
     "check_grouping",
@@ -196,16 +197,25 @@ def check_code(code: str, text: str) -> str:
 
 
 _ONE_GROUP = re.compile(r"\d{1,3}[.,]\d{3}")
+_LAKH = re.compile(r"\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d+)?")
 
 
 def check_grouping(number: str, code: str, text: str) -> None:
-    """Refuse ``1.250`` in a three-decimal currency (KWD, BHD, OMR…): it is as often one and a
-    quarter dinars as one thousand two hundred and fifty, so it is not guessed.
+    """Refuse what a currency's pages do not print: ``1.250`` in a three-decimal currency (KWD,
+    BHD, OMR…), as often one and a quarter dinars as one thousand two hundred and fifty; and the
+    Indian grouping in two digits (``1,23,456``) in any currency but a rupee.
 
     Raises:
         ParseError: ``invalid_value``.
     """
-    if currency_minor_unit(code) == 3 and _ONE_GROUP.fullmatch(number.strip()):
+    number = number.strip()
+    if _LAKH.fullmatch(number) and code not in RUPEE.members:
+        raise ParseError(
+            ParseReason.INVALID_VALUE,
+            f"{number!r}: groups of two digits are a rupee's, not {code}'s",
+            snippet=text,
+        )
+    if currency_minor_unit(code) == 3 and _ONE_GROUP.fullmatch(number):
         raise ParseError(
             ParseReason.INVALID_VALUE,
             f"{number!r} in {code} could be thousands or decimals; state the decimal separator",

@@ -220,3 +220,15 @@ def test_a_word_beside_a_known_marker_is_prose() -> None:
     assert parse_price("Цена: 6 300 руб.") == Money(amount="6300", currency="RUB")
     assert parse_price("à 12 €", default_currency="EUR") == Money(amount="12", currency="EUR")
     assert parse_price("été 12", default_currency="EUR") == Money(amount="12", currency="EUR")
+
+
+def test_rupees_keep_their_lakh_grouping() -> None:
+    assert parse_money("₹1,23,456.50") == Money(amount="123456.50", currency="INR")
+    assert parse_money("Rs. 12,34,567", fallback="INR") == Money(amount="1234567", currency="INR")
+    assert parse_price("₹ 1,23,456") == Money(amount="123456", currency="INR")
+    with pytest.raises(ParseError) as info:
+        parse_money("€1,23,456")  # two-digit groups are no euro's habit
+    assert info.value.reason is ParseReason.INVALID_VALUE
+    with pytest.raises(ParseError) as info:
+        parse_price("€1,23,456", strict=True)
+    assert info.value.reason is ParseReason.INVALID_VALUE
