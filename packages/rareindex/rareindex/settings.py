@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["auto", "json", "console"] = "auto"
     max_run_minutes: int = Field(default=40, ge=1, le=24 * 60)
+    fx_stale_days: int = Field(
+        default=7, ge=0, description="an FX rate this many days older than a sale is stale"
+    )
     run_lease_seconds: float = Field(
         default=300, gt=0, description="a crawl run's lease, renewed at every commit"
     )

@@ -459,3 +459,21 @@ def test_money_and_ages_read_well() -> None:
     assert age(NOW - timedelta(minutes=3), NOW) == "3 min"
     assert age(NOW - timedelta(days=214), NOW) == "214 d"
     assert age(None, NOW) == "never"
+
+
+def test_fx_staleness_and_the_sales_no_rate_prices_are_on_the_page(
+    seeded: Engine, tmp_path: Path
+) -> None:
+    with seeded.begin() as conn:  # a Kuwaiti dinar sale: the ECB publishes no KWD rate
+        conn.execute(insert(sales).values(_sale("s_kwd", _day(6), "market", "30", "KWD")))
+    data = load_report(seeded, now=NOW)
+    assert data.fx is not None
+    assert data.fx.missing == {("no_ecb_rate", "KWD"): 1, ("no_rate_on_date", "USD"): 1}
+    fresh = _page(seeded, tmp_path)
+    assert "FX rates: the newest ECB rate is of 2026-03-02, 4 days behind the newest sale." in fresh
+    assert "Not priced (null): KWD 1 (no ECB rate), USD 1 (no rate on the date)." in fresh
+    assert "FX rates stale" not in fresh and "(stale)" not in fresh
+    stale = _page(seeded, tmp_path, fx_stale_days=2)
+    assert '<strong class="stale">FX rates stale</strong>' in stale
+    assert "(more than 2); load a newer ECB file with <code>rareindex fx load PATH</code>" in stale
+    assert "days older than the sale (stale)" in stale

@@ -6,7 +6,7 @@ Money and credits are decimal **strings** (``"12.50"``), never floats; times are
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -152,10 +152,33 @@ class CoverageRow(_Out):
     connectors_unchecked: int = Field(description="… without a health snapshot yet")
 
 
+class FxMissing(_Out):
+    """Sales of one currency left unpriced, and why (``fx_missing_reason`` of the views)."""
+
+    currency: str
+    reason: Literal["no_ecb_rate", "no_rate_on_date"]
+    sales: int
+
+
+class FxCoverageOut(_Out):
+    """How the ECB rates cover the sales. ``stale``: the newest rate is more than
+    ``stale_days`` (``RI_FX_STALE_DAYS``) behind the newest sale: load a newer ECB file."""
+
+    stale: bool
+    stale_days: int
+    newest_rate_date: date | None
+    newest_sale_date: date | None
+    lag_days: int | None = Field(description="days from the newest rate to the newest sale")
+    converted_sales: int = Field(description="sales priced in USD, CAD, EUR, GBP and JPY")
+    stale_sales: int = Field(description="… of them at a rate older than stale_days")
+    missing: list[FxMissing] = Field(description="sales that convert to null, by currency")
+
+
 class CoverageResponse(_Out):
     generated_at: datetime
     window_days: int
     rows: list[CoverageRow]
+    fx: FxCoverageOut
 
 
 class ConnectorStatusChange(_Out):

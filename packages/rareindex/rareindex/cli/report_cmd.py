@@ -76,6 +76,7 @@ def report(
         currency=currency,
         top=top,
         database=describe_database(settings),
+        fx_stale_days=settings.fx_stale_days,
     )
     typer.echo(str(path))
 
@@ -92,7 +93,12 @@ def demo_report(engine: Engine, settings: Settings, registry: Registry) -> Path:
     started = time.perf_counter()
     from ..report import write_report
 
-    path = write_report(engine, default_report_dir(settings), database=describe_database(settings))
+    path = write_report(
+        engine,
+        default_report_dir(settings),
+        database=describe_database(settings),
+        fx_stale_days=settings.fx_stale_days,
+    )
     console.print(
         f"report: {path} (written in {time.perf_counter() - started:.1f} s; "
         "open it in a browser, no server needed)"

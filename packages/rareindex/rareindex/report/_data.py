@@ -24,6 +24,7 @@ from ..storage.admin_queries import (
     connector_overviews,
     coverage,
 )
+from ..storage.fx_coverage import FxCoverage, fx_coverage
 from ..storage.index_report import IndexSummary, index_summary
 from ..storage.report_queries import (
     REPORT_CURRENCIES,
@@ -124,6 +125,8 @@ class ReportData:
     flagged: tuple[SalePoint, ...]
     """The newest flagged sales of the whole database (at most ``FLAGGED_LIMIT``)."""
     flagged_total: int
+    fx: FxCoverage | None = None
+    """How the ECB rates cover the sales: stale rates, sales left unpriced (None: not read)."""
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -164,6 +167,7 @@ def load_report(
     top: int = 5,
     now: datetime | None = None,
     database: str = "",
+    fx_stale_days: int = 7,
 ) -> ReportData:
     """Read what the report shows: coverage, connectors, and the ``top`` most-traded assets'
     sales priced in ``currency``. Read-only."""
@@ -182,6 +186,7 @@ def load_report(
         traded = most_traded_assets(conn, top=top) if top else []
         points = asset_sales(conn, [a.asset_id for a in traded], currency=currency)
         flagged, flagged_total = flagged_sales(conn, currency=currency, limit=FLAGGED_LIMIT)
+        fx = fx_coverage(conn, stale_days=fx_stale_days)
     since = (newest or now) - RECENT
     cells = coverage(engine, since=since)
     overviews = connector_overviews(
@@ -201,4 +206,5 @@ def load_report(
         assets=tuple(_histories(points, traded)),
         flagged=tuple(flagged),
         flagged_total=flagged_total,
+        fx=fx,
     )

@@ -45,6 +45,7 @@ h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 20px; margin: 32px 0 10px; padding-bottom: 4px; border-bottom: 1px solid #d0d7de; }
 h3 { font-size: 16px; margin: 0 0 2px; }
 p.meta, p.note, .muted { color: #57606a; }
+.stale { color: #9a3412; }
 p.meta { margin: 0 0 12px; }
 nav a { margin-right: 14px; }
 a { color: #0969da; }
@@ -155,6 +156,52 @@ def _coverage(data: ReportData) -> str:
         "Grey rows: categories a connector declares where nothing has been observed yet.</p>"
         f'<table class="coverage"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
     )
+
+
+def _fx(data: ReportData) -> str:
+    """The FX line under coverage: the newest ECB rate against the newest sale (stale when more
+    than ``RI_FX_STALE_DAYS`` behind), and the sales no rate prices, by currency and reason."""
+    fx = data.fx
+    if fx is None or fx.newest_sale_date is None:
+        return ""
+    if fx.newest_rate_date is None:
+        rates = (
+            '<strong class="stale">FX rates: none loaded</strong> (stale): no sale is priced; '
+            "run <code>rareindex fx load</code>."
+        )
+    else:
+        lag = fx.lag_days or 0
+        when_ = (
+            f"{esc(str(fx.newest_rate_date))}, {lag:,} days behind the newest sale"
+            if lag > 0
+            else f"{esc(str(fx.newest_rate_date))}, on or after the newest sale"
+        )
+        rates = (
+            f'<strong class="stale">FX rates stale</strong>: the newest ECB rate is of {when_} '
+            f"(more than {fx.stale_days}); load a newer ECB file with "
+            "<code>rareindex fx load PATH</code>."
+            if fx.stale
+            else f"FX rates: the newest ECB rate is of {when_}."
+        )
+    parts = [
+        rates,
+        f"{_count(fx.converted, 'sale')} priced"
+        + (
+            f", {_count(fx.stale_sales, 'sale')} at a rate more than {fx.stale_days} days older "
+            "than the sale (stale)"
+            if fx.stale_sales
+            else ""
+        )
+        + ".",
+    ]
+    if fx.missing:
+        reasons = {"no_ecb_rate": "no ECB rate", "no_rate_on_date": "no rate on the date"}
+        missing = ", ".join(
+            f"{esc(currency)} {n:,} ({reasons.get(reason, esc(reason))})"
+            for (reason, currency), n in sorted(fx.missing.items(), key=lambda kv: kv[0][::-1])
+        )
+        parts.append(f"Not priced (null): {missing}.")
+    return f'<p class="note fx">{" ".join(parts)}</p>'
 
 
 def _connectors_cell(c: CoverageCount) -> str:
@@ -378,7 +425,7 @@ def render_report(data: ReportData) -> str:
     top = f"Price history of the {len(data.assets) or data.top} most-traded assets"
     sections: Iterable[str] = (
         _section("summary", "The index in numbers", _cards(data)),
-        _section("coverage", "Coverage by category and source", _coverage(data)),
+        _section("coverage", "Coverage by category and source", _coverage(data) + _fx(data)),
         _section("health", "Connector health", _health(data)),
         _section("prices", top, _prices(data)),
         _section("flagged", "Flagged prices", _flagged(data)),

@@ -4,7 +4,7 @@ dead letters, on a migrated SQLite file."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -288,3 +288,32 @@ def test_connectors_answer_when_the_shared_gates_are_down(
     assert body["gates"] == "unavailable"
     assert body["gates_error"].startswith("ConnectionError: Error 111")
     assert body["connectors"] and all(c["hosts"] == [] for c in body["connectors"])
+
+
+def test_coverage_says_how_the_fx_rates_price_the_sales(
+    sqlite_engine: Engine, tmp_path: Path
+) -> None:
+    client, data = _client(sqlite_engine, tmp_path, fx_stale_days=3)
+    with sqlite_engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO fx_rates (rate_date, currency, per_usd, source) VALUES "
+                "('2000-01-03', 'EUR', '1', 'ecb'), ('2000-01-03', 'CAD', '1', 'ecb'), "
+                "('2000-01-03', 'GBP', '1', 'ecb'), ('2000-01-03', 'JPY', '1', 'ecb')"
+            )
+        )
+        newest = conn.execute(text("SELECT date(max(sale_date)) FROM sales")).scalar_one()
+        counted = conn.execute(text("SELECT currency, COUNT(*) FROM sales GROUP BY currency"))
+        by_currency: dict[str, int] = {c: n for c, n in counted}
+    fx = client.get("/api/admin/coverage", headers=bearer(data.read_token)).json()["fx"]
+    assert fx["stale"] is True and fx["stale_days"] == 3
+    assert fx["newest_rate_date"] == "2000-01-03" and fx["newest_sale_date"] == newest
+    assert fx["lag_days"] == (date.fromisoformat(newest) - date(2000, 1, 3)).days
+    # Every sale after 2000 converts at the rates of 3 January 2000: all of them stale.
+    priced = sum(n for c, n in by_currency.items() if c in ("USD", "EUR", "CAD", "GBP", "JPY"))
+    assert fx["converted_sales"] == fx["stale_sales"] == priced
+    assert {(m["currency"], m["reason"]): m["sales"] for m in fx["missing"]} == {
+        (c, "no_ecb_rate"): n
+        for c, n in by_currency.items()
+        if c not in ("USD", "EUR", "CAD", "GBP", "JPY")
+    }

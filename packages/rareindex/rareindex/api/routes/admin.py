@@ -25,6 +25,7 @@ from ...storage.admin_queries import (
     set_connector_status,
 )
 from ...storage.dead_letters import DeadLetter, list_dead_letters, mark_requeued
+from ...storage.fx_coverage import FxCoverage, fx_coverage
 from ..auth import require_admin, require_token
 from ..errors import ApiError, error_responses
 from ..hosts import HostView, connector_hosts, host_view, read_gates
@@ -38,6 +39,8 @@ from ..schemas import (
     CoverageRow,
     DeadLettersResponse,
     DeadLetterView,
+    FxCoverageOut,
+    FxMissing,
     HealthView,
     HostGateView,
     RequeueResponse,
@@ -151,15 +154,35 @@ async def list_connectors(state: State) -> ConnectorsResponse:
     )
 
 
+def _fx_out(fx: FxCoverage) -> FxCoverageOut:
+    return FxCoverageOut(
+        stale=fx.stale,
+        stale_days=fx.stale_days,
+        newest_rate_date=fx.newest_rate_date,
+        newest_sale_date=fx.newest_sale_date,
+        lag_days=fx.lag_days,
+        converted_sales=fx.converted,
+        stale_sales=fx.stale_sales,
+        missing=[
+            FxMissing(currency=currency, reason=reason, sales=n)
+            for (reason, currency), n in sorted(fx.missing.items())
+        ],
+    )
+
+
 @router.get("/coverage", response_model=CoverageResponse)
 def get_coverage(state: State) -> CoverageResponse:
     """Per category and source: assets, variants, sales in the last 30 days, freshness, and the
-    source's connectors up / down by their latest health snapshot."""
+    source's connectors up / down by their latest health snapshot; and ``fx``: the sales the
+    ECB rates price, the stale ones, and those that convert to null (KWD…) with the reason."""
     now = datetime.now(UTC)
     cells = coverage(state.engine, since=now - COVERAGE_WINDOW)
+    with state.engine.connect() as conn:
+        fx = fx_coverage(conn, stale_days=state.settings.fx_stale_days)
     return CoverageResponse(
         generated_at=now,
         window_days=COVERAGE_WINDOW.days,
+        fx=_fx_out(fx),
         rows=[
             CoverageRow(
                 category=c.category,
