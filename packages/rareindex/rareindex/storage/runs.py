@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Engine, and_, func, or_, select, update
+from sqlalchemy import ColumnElement, Engine, and_, func, or_, select, update
 
 from rareindex_connectors import CostEntry, RawRecordInput
 
@@ -135,6 +135,20 @@ class RunNotClaimable(RareIndexError):
     """The run is finished, or running under a live lease elsewhere: nothing to do here."""
 
 
+def _claimable(now: datetime) -> ColumnElement[bool]:
+    """A run that may be claimed at ``now``: queued, or running under a lease that has expired."""
+    return or_(
+        connector_runs.c.status == "queued",
+        and_(
+            connector_runs.c.status == "running",
+            or_(
+                connector_runs.c.lease_expires_at.is_(None),
+                connector_runs.c.lease_expires_at <= now,
+            ),
+        ),
+    )
+
+
 def takeable_run(engine: Engine, connector_id: str) -> tuple[str, str] | None:
     """``(run id, mode)`` of the connector's crawl that a direct crawl may take over: queued (its
     message may be stranded in a dead worker), or running under a lease that has expired — never
@@ -147,16 +161,7 @@ def takeable_run(engine: Engine, connector_id: str) -> tuple[str, str] | None:
             .where(
                 connector_runs.c.connector_id == connector_id,
                 connector_runs.c.backfill_id.is_(None),
-                or_(
-                    connector_runs.c.status == "queued",
-                    and_(
-                        connector_runs.c.status == "running",
-                        or_(
-                            connector_runs.c.lease_expires_at.is_(None),
-                            connector_runs.c.lease_expires_at <= now,
-                        ),
-                    ),
-                ),
+                _claimable(now),
             )
             .order_by(connector_runs.c.id)
         ).first()
@@ -207,16 +212,7 @@ def start_run(
                     "wait for it to finish, or run it here with `rareindex crawl "
                     f"{connector_id} --take-over` if no worker will (a lost message)"
                 )
-        claimable = or_(
-            connector_runs.c.status == "queued",
-            and_(
-                connector_runs.c.status == "running",
-                or_(
-                    connector_runs.c.lease_expires_at.is_(None),
-                    connector_runs.c.lease_expires_at <= now,
-                ),
-            ),
-        )
+        claimable = _claimable(now)
         token = conn.execute(
             update(connector_runs)
             .where(connector_runs.c.id == run_id, claimable)
