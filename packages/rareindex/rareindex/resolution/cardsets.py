@@ -24,7 +24,7 @@ Example:
     >>> sets = CardSets([card("Base", "BS", "Base"), card("Base Set 2", "B2", "Base"),
     ...                  card("Lost Thunder", "LOT", "Sun & Moon"), card("Sun & Moon", "SUM",
     ...                  "Sun & Moon")])
-    >>> sets.finish(vocabulary={"charizard"})
+    >>> sets.finish(vocabulary={"charizard"}, numbers={})
     >>> [s.name for s in sets.named(("base", "2", "charizard"))]
     ['Base Set 2']
     >>> [s.name for s in sets.named(("sun", "moon", "lost", "thunder"))]
@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rareindex_connectors import CatalogItem
@@ -115,7 +115,6 @@ class CardSet:
     """The printed total the catalog states."""
     counted: frozenset[int] = frozenset()
     """Without a stated total: how many numbered cards it has, and its highest plain number."""
-    numbers: list[int] = field(default_factory=list, repr=False)
 
     def is_family(self, words: tuple[str, ...]) -> bool:
         """Whether ``words`` name this set's series (a family of sets), not a set."""
@@ -174,19 +173,19 @@ class CardSets:
         self._codes: dict[str, list[CardSet]] = defaultdict(list)
         self._bare_codes: dict[str, list[CardSet]] = defaultdict(list)
 
-    def finish(self, vocabulary: set[str]) -> None:
+    def finish(self, vocabulary: set[str], numbers: Mapping[int, list[str]]) -> None:
         """Settle what needs every card: which codes stand alone (not a word of any card's
-        name), and each set's counted total."""
+        name, ``vocabulary``), and, from each set's card ``numbers`` (by set ``id``), the counted
+        total of the sets that state none."""
         for card_set in self.by_key.values():
             if card_set.code:
                 self._codes[card_set.code].append(card_set)
                 if card_set.code not in vocabulary and card_set.code not in CONDITION_WORDS:
                     self._bare_codes[card_set.code].append(card_set)
-            if card_set.total is None and card_set.numbers:
-                plain = [n for n in card_set.numbers if n > 0]
-                counted = {len(card_set.numbers)} | ({max(plain)} if plain else set())
-                card_set.counted = frozenset(counted)
-            card_set.numbers = []
+            found = numbers.get(id(card_set), [])
+            if card_set.total is None and found:
+                plain = [int(n) for n in found if n.isdigit()]
+                card_set.counted = frozenset({len(found)} | ({max(plain)} if plain else set()))
 
     def get(self, item: CatalogItem) -> CardSet | None:
         key = set_key(item)

@@ -6,7 +6,8 @@ the year a third of the time; they name the set by its words (``Base Set`` for `
 code (``BS``, ``(LOT)``) or its series (``Sun & Moon Lost Thunder``), or not at all. This module
 resolves such titles against every ``tcg_card`` of a catalog, using only the catalog's own fields
 (set names, codes, series, printed totals, numbers, names, rarities, years; see
-:mod:`.cardsets`), so a catalog of any numbered game works without hand-written aliases.
+:mod:`.cardsets`), so a catalog of any numbered game works without hand-written aliases. How a
+title is read — its numbers, totals and the sets it names — is :mod:`.card_titles`.
 
 For each candidate sharing a number with the title (or, in a title without a number, sharing
 the set and the name), the evidence is (points in :data:`EVIDENCE`):
@@ -52,7 +53,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -60,17 +60,15 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from rareindex_connectors import CatalogItem
-from rareindex_connectors.adapters import lift_grading
 
-from .cardsets import FILLERS, CardSet, CardSets, code_of, match_words, stem, text_words
-from .text import Tokens, fold, tokenize
+from .card_titles import CardTitle, flags_without, norm_number, read_title
+from .cardsets import CardSet, CardSets, stem, text_words
+from .text import Tokens, fold
 
-__all__ = ["EVIDENCE", "TIE", "Candidate", "NumberedCards", "Outcome", "Refusal", "norm_number"]
+__all__ = ["EVIDENCE", "TIE", "Candidate", "NumberedCards", "Outcome", "Refusal"]
 
 TIE = 0.5
 """Two candidates whose scores differ by less than this are equally good: ``ambiguous``."""
-FINISHES = frozenset({"reverse", "rev", "non"})
-"""Words that make the next (``holo``, ``foil``) a finish or a negation, not a rarity."""
 FUZZY_WORD = 80.0
 """A name's word matches a title's word at this rapidfuzz ratio (one typo in five letters)."""
 FUZZY_MIN_LENGTH = 5
@@ -91,32 +89,6 @@ EVIDENCE = {
 }
 """What each kind of evidence is worth (``set_words`` scaled by the share of the name found;
 ``subject_word`` per word of the name, ``rarity_word`` per word of the rarity, two at most)."""
-
-_NUMBER = re.compile(r"^([a-z]{0,6})0*(\d{1,4})([a-z]{0,2})$")
-_FRACTION = re.compile(r"^([a-z]{0,6}\d{1,4}[a-z]?)/([a-z]{0,6})(\d{1,4})$")
-_ALNUM_NUMBER = re.compile(r"^(?:[a-z]{1,6}\d{1,4}[a-z]?|\d{1,4}[a-z])$")
-_DIGITS = re.compile(r"^\d{1,4}$")
-_HASHED = re.compile(
-    r"(?:#|\bno\.?\s?|\bnumber\s|\bnum\.?\s?|\bcard\s#?)\s*([a-z]{0,6}\d{1,4}[a-z]?)\b"
-)
-_YEAR = re.compile(r"^(18[5-9]\d|19\d\d|20[0-3]\d)$")
-_PARENTHESIZED = re.compile(r"[(\[]\s*([A-Za-z0-9][A-Za-z0-9\-]{1,7})\s*[)\]]")
-_CAPITAL_WORD = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{1,5})(?![\w-])(?!\s+(?i:of)\b)")
-
-
-def norm_number(text: str | None) -> str | None:
-    """The comparable form of a card number: folded, ``#`` and leading zeros off.
-
-    >>> norm_number("008"), norm_number("TG05"), norm_number("SWSH050"), norm_number("4")
-    ('8', 'tg5', 'swsh50', '4')
-    """
-    if not text:
-        return None
-    value = fold(text).lstrip("#").replace(" ", "")
-    match = _NUMBER.match(value)
-    if match:
-        return f"{match[1]}{int(match[2])}{match[3]}"
-    return value or None
 
 
 def _same(title_word: str, name_word: str) -> bool:
@@ -189,29 +161,6 @@ class Outcome:
         return len(self.accepted) + len(self.refused) + self.skipped
 
 
-@dataclass(slots=True)
-class _Title:
-    """A title read for numbered matching."""
-
-    tokens: Tokens
-    words: tuple[str, ...]
-    word_set: frozenset[str]
-    """Its words, and their set-name forms (fillers out, plurals folded)."""
-    forms: frozenset[str]
-    """Its words, and each without a final ``s`` (``Erikas`` -> ``erika``)."""
-    year_words: frozenset[str]
-    rarity_words: frozenset[str]
-    """Its words that may tell a rarity: all but the holo or foil of a finish (Reverse Holo)."""
-    numbers: dict[str, str]
-    """Normalized number -> ``strong`` or ``bare``."""
-    totals: dict[str, set[int]]
-    """Normalized number -> printed totals written beside it (``7/123``)."""
-    named: list[CardSet]
-    coded: list[CardSet]
-    phrases: list[frozenset[str]]
-    """The catalog's distinguishing phrases (parallels, editions, languages) in the title."""
-
-
 class NumberedCards:
     """Every numbered catalog item, indexed by number and by set (see the module docstring)."""
 
@@ -236,14 +185,17 @@ class NumberedCards:
                 self.by_number[card.number].append(card)
             if card.card_set is not None:
                 self._by_set[id(card.card_set)].append(card)
-                if card.number and card.card_set.total is None:
-                    plain = card.number.isdigit()
-                    card.card_set.numbers.append(int(card.number) if plain else 0)
-        self.sets.finish(vocabulary)
+        self.sets.finish(vocabulary, self._numbers_by_set())
         self._count = len(pending)
 
     def __len__(self) -> int:
         return self._count
+
+    def _numbers_by_set(self) -> dict[int, list[str]]:
+        """The card numbers of each set (by ``id``), for the sets that state no total."""
+        return {
+            set_id: [c.number for c in cards if c.number] for set_id, cards in self._by_set.items()
+        }
 
     def _card(self, item: CatalogItem, key: str) -> Card:
         number = item.number.split("/", 1)[0] if item.number else None
@@ -278,90 +230,15 @@ class NumberedCards:
         )
 
     def flags_without(self, title: str, item: CatalogItem) -> tuple[str, ...]:
-        """The title flags of ``title`` read without ``item``'s name and its set's code (in
-        capitals or parentheses): ``Iron Bundle`` is no bundle, ``(LOT)`` no lot."""
-        subject = text_words(item.subject) if item.subject else ()
-        for word in sorted(subject, key=len, reverse=True):
-            title = re.sub(rf"(?i)(?<!\w){re.escape(word)}(?!\w)", " ", title)
+        """The title flags of ``title`` read without ``item``'s name and its set's code (see
+        :func:`.card_titles.flags_without`)."""
         card_set = self.sets.get(item)
-        code = card_set.code if card_set else None
-        if code:
+        subject = text_words(item.subject) if item.subject else ()
+        return flags_without(title, subject, card_set.code if card_set else None)
 
-            def drop(match: re.Match[str]) -> str:
-                return " " if code_of(match[1]) == code else match[0]
-
-            title = _PARENTHESIZED.sub(drop, title)
-            if any(c.islower() for c in title):  # in an all-capitals title LOT may be a lot
-                title = _CAPITAL_WORD.sub(drop, title)
-        return lift_grading(title).flags
-
-    # --- reading a title ---------------------------------------------------------------------
-
-    def read(self, title: str, tokens: Tokens | None = None) -> _Title:
-        """Read ``title`` into what matching needs: words, numbers, totals, named sets."""
-        tokens = tokens or tokenize(title)
-        words = match_words(tokens.words)
-        folded = fold(title)
-        hashed = {norm_number(m) for m in _HASHED.findall(folded)}
-        codes = self.sets.all_codes
-        written_codes = {c for m in _PARENTHESIZED.findall(title) if (c := code_of(m)) in codes}
-        joined = {w: c for w in tokens.words if "-" in w and (c := code_of(w)) in codes}
-        written_codes.update(joined.values())  # PR-SW: one code, not PR and SW
-        parts = {p for w in joined for p in match_words((w,))}
-        numbers: dict[str, str] = {}
-        totals: dict[str, set[int]] = defaultdict(set)
-        for i, word in enumerate(words):
-            fraction = _FRACTION.match(word)
-            if fraction:
-                number = norm_number(fraction[1])
-                if number:
-                    numbers[number] = "strong"
-                    totals[number].add(int(fraction[3]))
-                continue
-            of_total = i + 2 < len(words) and words[i + 1] == "of" and _DIGITS.match(words[i + 2])
-            if _DIGITS.match(word) and of_total:
-                number = norm_number(word)
-                if number:
-                    numbers[number] = "strong"
-                    totals[number].add(int(words[i + 2]))
-                continue
-            if _ALNUM_NUMBER.match(word):
-                if word not in codes and (number := norm_number(word)):
-                    numbers[number] = "strong"  # a set code (G2, N1, MH2) is no card number
-            elif _DIGITS.match(word) and not _YEAR.match(word):
-                number = norm_number(word)
-                if number:
-                    numbers[number] = "strong" if number in hashed else numbers.get(number, "bare")
-        set_words = tuple(stem(w) for w in words if w not in FILLERS and w not in parts)
-        word_set = frozenset(words) | frozenset(set_words)
-        return _Title(
-            tokens=tokens,
-            words=words,
-            word_set=word_set,
-            forms=frozenset(words) | frozenset(w[:-1] for w in words if w.endswith("s")),
-            year_words=frozenset(str(y) for y in tokens.years),
-            rarity_words=frozenset(
-                w for i, w in enumerate(words) if not (i and words[i - 1] in FINISHES)
-            ),
-            numbers=numbers,
-            totals=totals,
-            named=self.sets.named(set_words),
-            coded=self.sets.coded(
-                (w for w in words if w not in parts), parenthesized=frozenset(written_codes)
-            ),
-            phrases=self._phrases_in(words),
-        )
-
-    def _phrases_in(self, words: Sequence[str]) -> list[frozenset[str]]:
-        if not self._phrases:
-            return []
-        hits = []
-        for start in range(len(words)):
-            for length in range(1, min(6, len(words) - start) + 1):
-                phrase = self._phrases.get(tuple(words[start : start + length]))
-                if phrase is not None:
-                    hits.append(phrase)
-        return hits
+    def read(self, title: str, tokens: Tokens | None = None) -> CardTitle:
+        """Read ``title`` against this catalog (see :func:`.card_titles.read_title`)."""
+        return read_title(title, self.sets, self._phrases, tokens)
 
     # --- resolving ---------------------------------------------------------------------------
 
@@ -390,31 +267,27 @@ class NumberedCards:
             outcome.best = top
         return outcome
 
-    def _weigh_all(self, pool: list[Card], read: _Title, outcome: Outcome, explain: bool) -> None:
-        years = read.tokens.years
+    def _weigh_all(
+        self, pool: list[Card], read: CardTitle, outcome: Outcome, explain: bool
+    ) -> None:
         for card in pool:
-            if not explain:  # the cheap refusals first: most candidates end here
-                written = read.totals.get(card.number or "")
-                total = card.card_set.total if card.card_set else None
-                if (written and total is not None and total not in written) or (
-                    years and card.year is not None and card.year not in years
-                ):
-                    outcome.skipped += 1
-                    continue
+            if not explain and _contradicted(card, read):  # cheap: most candidates end here
+                outcome.skipped += 1
+                continue
             verdict = self._weigh(card, read)
             if isinstance(verdict, Refusal):
                 outcome.refused.append(verdict)
             else:
                 outcome.accepted.append(verdict)
 
-    def _relevance(self, item: CatalogItem, read: _Title) -> int:
+    def _relevance(self, item: CatalogItem, read: CardTitle) -> int:
         """How close a refused item came: its name in the title counts most, then its set."""
         card_set = self.sets.get(item)
         name = text_words(item.subject) if item.subject else ()
         named = card_set is not None and any(s is card_set for s in (*read.named, *read.coded))
         return 2 * bool(name and set(name) <= read.forms) + named
 
-    def _other_numbers(self, read: _Title, pool: list[Card]) -> list[Refusal]:
+    def _other_numbers(self, read: CardTitle, pool: list[Card]) -> list[Refusal]:
         """For ``--explain``: the cards of the sets the title names that bear its name under
         another number than the title's."""
         if not read.numbers:
@@ -429,7 +302,7 @@ class NumberedCards:
                     refusals.append(Refusal(card.item, "wrong_number", detail))
         return refusals
 
-    def _pool(self, read: _Title) -> tuple[list[Card], list[Card]]:
+    def _pool(self, read: CardTitle) -> tuple[list[Card], list[Card]]:
         """The candidates, and those to weigh when none of them holds: every card with one of
         the title's numbers; without a number to trust, the cards of the sets the title names
         whose name starts with one of its words — then every other card of those sets (the
@@ -441,17 +314,16 @@ class NumberedCards:
         sets = {id(s): s for s in (*read.named, *read.coded)}
         for card_set in self.sets.partly_named(read.word_set):
             sets.setdefault(id(card_set), card_set)
-        forms = {f for w in read.words for f in (w, w[:-1] if w.endswith("s") else w)}
         fallback: dict[int, Card] = {}
         for set_id in sets:
             for card in self._by_set.get(set_id, ()):
-                if card.subject and card.subject[0] in forms:
+                if card.subject and card.subject[0] in read.forms:
                     pool.setdefault(id(card), card)
                 elif id(card) not in pool:
                     fallback[id(card)] = card
         return list(pool.values()), [c for k, c in fallback.items() if k not in pool]
 
-    def _weigh(self, card: Card, read: _Title) -> Candidate | Refusal:
+    def _weigh(self, card: Card, read: CardTitle) -> Candidate | Refusal:
         item = card.item
         evidence: list[str] = []
         score = 0.0
@@ -459,23 +331,19 @@ class NumberedCards:
         if kind is not None:
             evidence.append("number" if kind == "strong" else "bare_number")
             score += EVIDENCE[evidence[-1]]
+        contradiction = _contradicted(card, read)
+        if contradiction is not None:
+            return Refusal(item, *contradiction)
         card_set = card.card_set
         written = read.totals.get(card.number or "")
         if written and card_set is not None:
             if card_set.total in written:
                 evidence.append("total")
                 score += EVIDENCE["total"]
-            elif card_set.total is not None:
-                return Refusal(
-                    item, "wrong_total", f"{sorted(written)} is not the set's {card_set.total}"
-                )
             elif card_set.counted & written:
                 evidence.append("counted_total")
                 score += EVIDENCE["counted_total"]
-        years = read.tokens.years
-        if years and card.year is not None:
-            if card.year not in years:
-                return Refusal(item, "wrong_year", f"title {list(years)}, card {card.year}")
+        if read.tokens.years and card.year is not None:
             evidence.append("year")
             score += EVIDENCE["year"]
         missing = card.required - read.word_set
@@ -505,7 +373,7 @@ class NumberedCards:
         return Candidate(card, round(score, 3), tuple(evidence))
 
     def _set_evidence(
-        self, card: Card, card_set: CardSet, read: _Title
+        self, card: Card, card_set: CardSet, read: CardTitle
     ) -> tuple[str, float] | Refusal | None:
         if any(s is card_set for s in read.named):
             return "set_name", EVIDENCE["set_name"]
@@ -530,6 +398,19 @@ class NumberedCards:
         if coverage:
             return "set_words", round(EVIDENCE["set_words"] * coverage, 3)
         return None
+
+
+def _contradicted(card: Card, read: CardTitle) -> tuple[str, str] | None:
+    """``(reason, detail)`` when the title's printed total or year rules ``card`` out: the
+    cheapest refusals, tried first on every candidate."""
+    written = read.totals.get(card.number or "")
+    total = card.card_set.total if card.card_set else None
+    if written and total is not None and total not in written:
+        return "wrong_total", f"{sorted(written)} is not the set's {total}"
+    years = read.tokens.years
+    if years and card.year is not None and card.year not in years:
+        return "wrong_year", f"title {list(years)}, card {card.year}"
+    return None
 
 
 def _subject(
