@@ -174,7 +174,7 @@ class Resolver:
         *,
         explain: bool,
     ) -> Explanation:
-        keyed = self._by_key(title, category, identifiers)
+        keyed = self._canonical(title, category, identifiers)
         decision = keyed.decision
         negative = bool(NOT_ONE_ITEM & set(decision.flags))
         not_one = Explanation(
@@ -215,15 +215,10 @@ class Resolver:
             ) + tuple((r.item.external_id, r.reason, r.detail) for r in outcome.refused)
         return Explanation(numbered, "numbered", considered)
 
-    def _by_key(
-        self, title: str, category: str | None, identifiers: Identifiers | None
-    ) -> Explanation:
-        decision, path, tokens = self._canonical(title, category, identifiers)
-        return Explanation(decision, path, (), tokens)
-
     def _canonical(
         self, title: str, category: str | None, identifiers: Identifiers | None
-    ) -> tuple[Decision, str, Tokens | None]:
+    ) -> Explanation:
+        """Steps 1-3: identifiers, then the canonical key and its fuzzy subject."""
         facts = lift_grading(title)
         flags = tuple(str(f) for f in facts.flags)
         grading = facts.grading
@@ -232,20 +227,26 @@ class Resolver:
             if decided is not None:
                 entries, method = decided
                 if len(entries) == 1:
-                    return _decision(entries[0], method, 0.99, grading, flags), "identifier", None
+                    decided_id = _decision(entries[0], method, 0.99, grading, flags)
+                    return Explanation(decided_id, "identifier", ())
                 conflict = Decision(None, None, None, 0.0, "identifier_conflict", grading, flags)
-                return conflict, "identifier", None
+                return Explanation(conflict, "identifier", ())
         tokens = tokenize(title)
+
+        def keyed(decision: Decision) -> Explanation:
+            return Explanation(decision, "canonical_key", (), tokens)
+
+        def refused(
+            reason: RejectReason, confidence: float = 0.0, ids: tuple[str, ...] = ()
+        ) -> Explanation:
+            return keyed(Decision(None, None, None, confidence, reason, grading, flags, ids))
+
         if tokens.years:
             candidates = self._candidates(tokens, category)
         else:  # only a TCG set + collector number (4/102) implies the year
             candidates = self._collector_numbered(tokens, category)
             if not candidates:
-                return (
-                    Decision(None, None, None, 0.0, "no_year", grading, flags),
-                    "canonical_key",
-                    tokens,
-                )
+                return refused("no_year")
         scored: list[tuple[float, int, Entry, MatchMethod]] = []
         for entry in candidates:
             verdict = self._check(entry, tokens, year_known=bool(tokens.years))
@@ -255,27 +256,15 @@ class Resolver:
                     (confidence, len(entry.required) + len(entry.subject_words), entry, method)
                 )
         if not scored:
-            return (
-                Decision(None, None, None, 0.0, "no_candidate", grading, flags),
-                "canonical_key",
-                tokens,
-            )
+            return refused("no_candidate")
         scored.sort(key=lambda s: (s[1], s[0]), reverse=True)
         best = scored[0]
         ids = tuple(s[2].item.external_id for s in scored)
         if len(scored) > 1 and scored[1][1] == best[1]:
-            return (
-                Decision(None, None, None, best[0], "ambiguous", grading, flags, ids),
-                "canonical_key",
-                tokens,
-            )
+            return refused("ambiguous", best[0], ids)
         if best[0] < THRESHOLD:
-            return (
-                Decision(None, None, None, best[0], "below_threshold", grading, flags, ids),
-                "canonical_key",
-                tokens,
-            )
-        return (_decision(best[2], best[3], best[0], grading, flags, ids), "canonical_key", tokens)
+            return refused("below_threshold", best[0], ids)
+        return keyed(_decision(best[2], best[3], best[0], grading, flags, ids))
 
     def _by_identifier(
         self, ids: Identifiers, category: str | None
@@ -377,19 +366,16 @@ def _numbered_decision(
             flags=flags,
             candidates=ids,
         )
-        return decision if confidence >= THRESHOLD else _unmatched(decision, "below_threshold")
+        if confidence >= THRESHOLD:
+            return decision
+        return replace(
+            decision, catalog_id=None, asset_key=None, method=None, reject_reason="below_threshold"
+        )
     if outcome.tied:
         ids = tuple(c.item.external_id for c in outcome.tied)
         return Decision(None, None, None, 0.0, "ambiguous", grading, flags, ids)
     ids = tuple(r.item.external_id for r in outcome.refused)
     return Decision(None, None, None, 0.0, "no_candidate", grading, flags, ids)
-
-
-def _unmatched(decision: Decision, reason: RejectReason) -> Decision:
-    return Decision(
-        None, None, None, decision.confidence, reason, decision.grading, decision.flags,
-        decision.candidates,
-    )  # fmt: skip
 
 
 def _in_category(entries: list[Entry], category: str | None) -> list[Entry]:
