@@ -31,15 +31,20 @@ def limits(**changes: object) -> GateLimits:
     return GateLimits(**values)  # type: ignore[arg-type]
 
 
-def test_interval_reserves_start_times_in_a_queue() -> None:
+def test_interval_spaces_starts_as_they_are_granted() -> None:
     state = HostState()
     first = decide(state, LIMITS, 100.0, "a")
-    second = decide(state, LIMITS, 100.0, "b")
+    early = decide(state, LIMITS, 100.0, "b")
     assert (first.action, first.at) == ("grant", 100.0)
-    assert (second.action, second.at) == ("grant", pytest.approx(100.2))
-    assert decide(state, LIMITS, 100.0, "c").reason == "concurrency"
-    settle(state, LIMITS, 100.1, "a", "success")
-    assert decide(state, LIMITS, 100.1, "c").at == pytest.approx(100.4)
+    assert (early.action, early.reason, early.seconds) == ("wait", "interval", pytest.approx(0.2))
+    # A caller that wakes late starts late, and the next one is spaced from its real start:
+    # nothing is reserved ahead, so lateness never shortens the gap the host sees.
+    late = decide(state, LIMITS, 100.35, "b")
+    assert (late.action, late.at) == ("grant", 100.35)
+    assert decide(state, LIMITS, 100.4, "c").reason == "concurrency"
+    settle(state, LIMITS, 100.5, "a", "success")
+    assert decide(state, LIMITS, 100.5, "c").seconds == pytest.approx(0.05)
+    assert decide(state, LIMITS, 100.55, "c").action == "grant"
 
 
 def test_per_minute_budget_is_a_sliding_window() -> None:

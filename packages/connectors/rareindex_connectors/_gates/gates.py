@@ -140,8 +140,6 @@ class HostGates:
             now = self.clock.time()
             decision = await self.backend.try_acquire(host, limits, now, token, probe=probe)
             if decision.action == "grant":
-                if decision.at > now:
-                    await self.clock.sleep(decision.at - now)
                 waited = self.clock.time() - first
                 if waited > 0.001:
                     log.debug("gate.waited", host=host, elapsed_ms=int(waited * 1000))

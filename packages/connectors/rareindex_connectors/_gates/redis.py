@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -56,22 +57,26 @@ class RedisGateBackend:
     def _key(self, host: str) -> str:
         return f"{self._prefix}{host}"
 
-    async def _update(self, host: str, now: float, change: Callable[[HostState], T]) -> T:
+    async def _update(self, host: str, now: float, change: Callable[[HostState, float], T]) -> T:
+        """Apply ``change`` atomically. It is given the caller's ``now`` advanced by the time
+        spent here, so a decision retried after a conflict is made at the time it is made."""
         import redis.exceptions
 
         key = self._key(host)
+        entered = time.monotonic()
         while True:
             async with self._redis.pipeline(transaction=True) as pipe:
                 try:
                     await pipe.watch(key)
                     raw = await pipe.get(key)
                     state = HostState.from_json(json.loads(raw)) if raw else HostState()
-                    result = change(state)
+                    now_here = now + (time.monotonic() - entered)
+                    result = change(state, now_here)
                     pipe.multi()
-                    if is_idle(state, now):
+                    if is_idle(state, now_here):
                         pipe.delete(key)
                     else:  # expires by itself when it would be idle: idle hosts are dropped
-                        ttl_ms = int((idle_at(state, now) - now) * 1000) + _MARGIN_MS
+                        ttl_ms = int((idle_at(state, now_here) - now_here) * 1000) + _MARGIN_MS
                         pipe.set(key, json.dumps(state.to_json()), px=max(ttl_ms, _MARGIN_MS))
                     await pipe.execute()
                     return result
@@ -82,16 +87,16 @@ class RedisGateBackend:
         self, host: str, limits: GateLimits, now: float, token: str, *, probe: bool
     ) -> Decision:
         return await self._update(
-            host, now, lambda state: decide(state, limits, now, token, probe=probe)
+            host, now, lambda state, at: decide(state, limits, at, token, probe=probe)
         )
 
     async def release(
         self, host: str, limits: GateLimits, now: float, token: str, outcome: Outcome
     ) -> None:
-        await self._update(host, now, lambda state: settle(state, limits, now, token, outcome))
+        await self._update(host, now, lambda state, at: settle(state, limits, at, token, outcome))
 
     async def defer(self, host: str, until: float) -> None:
-        await self._update(host, until, lambda state: defer(state, until))
+        await self._update(host, until, lambda state, _at: defer(state, until))
 
     async def wait_for_release(self, host: str, timeout: float) -> None:
         await asyncio.sleep(min(timeout, _POLL_S))

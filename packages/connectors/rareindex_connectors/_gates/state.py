@@ -9,8 +9,9 @@ and :func:`settle`; only where the state lives differs. Order of checks in :func
 3. budgets, before anything is sent: per day -> refuse (``budget_day``); per minute (a sliding
    window) -> wait until the oldest start leaves the window;
 4. concurrency -> wait for a release;
-5. minimum interval -> a start time in the future, reserved now, so concurrent callers queue up
-   behind each other instead of stampeding.
+5. minimum interval -> wait until the previous start plus the interval, then ask again. Starts
+   are spaced as they are granted, never reserved ahead: a caller that wakes late (a busy event
+   loop, a slow process) cannot end up closer to the next caller than the interval.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ __all__ = [
 ]
 
 Outcome = Literal["success", "failure", "neutral"]
+_EARLY_S = 0.0005
+"""A caller this close to its turn is granted (a sleep never wakes exactly on time)."""
 WINDOW_S = 60.0
-"""The per-minute budget window. A request stays in it from its reserved start until 60 s after
+"""The per-minute budget window. A request stays in it from its start until 60 s after
 it *finished*: the host saw it arrive somewhere in between, so however the network delayed it,
 no minute of the host's can hold more than the budget."""
 
@@ -78,7 +81,8 @@ class HostState:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """``grant`` (start at ``at``), ``wait`` (``seconds``, then ask again) or ``refuse``."""
+    """``grant`` (start now: ``at`` is the time it was granted), ``wait`` (``seconds``, then ask
+    again) or ``refuse`` (``at``: when the breaker lets a trial through)."""
 
     action: Literal["grant", "wait", "refuse"]
     reason: str = ""
@@ -124,17 +128,18 @@ def decide(
         return Decision("wait", "budget_minute", seconds=oldest + WINDOW_S - now)
     if not probe and len(state.inflight) >= limits.concurrency:
         return Decision("wait", "concurrency", seconds=0.0)
-    start = now if probe else max(now, state.next_start)
+    if not probe and now < state.next_start - _EARLY_S:
+        return Decision("wait", "interval", seconds=state.next_start - now)
     if not probe:
-        state.next_start = start + limits.min_interval_s
-    state.inflight[token] = start + limits.lease_s
+        state.next_start = now + limits.min_interval_s
+    state.inflight[token] = now + limits.lease_s
     if limits.budget_per_minute is not None:  # only tracked where a budget needs it: O(budget)
-        state.minute[token] = start
+        state.minute[token] = now
     state.day_count += 1
     state.day_budgeted = limits.budget_per_day is not None
     if trial:
         state.trial = token
-    return Decision("grant", at=start, trial=trial)
+    return Decision("grant", at=now, trial=trial)
 
 
 def settle(state: HostState, limits: GateLimits, now: float, token: str, outcome: Outcome) -> None:
