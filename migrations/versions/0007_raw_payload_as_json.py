@@ -8,6 +8,12 @@
   with ``jsonb`` and 95,200 with ``json`` (batches of 500, this machine, 2026-11-30).
 * The change rewrites every ``raw_records`` partition once, under an exclusive lock: on a large
   fleet database run it in a maintenance window.
+* The downgrade leaves the column ``json``. Going back to ``jsonb`` would lose what the archive
+  holds: ``jsonb`` refuses a payload with ``\\u0000`` (a crawled title may hold one), so the
+  downgrade failed, and it re-encodes every other payload, so after a downgrade and upgrade no
+  row's ``content_hash`` matched its text any longer. The code of revisions 0001-0006 reads and
+  writes a ``json`` column as it did ``jsonb`` (psycopg parses both, COPY takes the text), and the
+  upgrade converts only a column that is still ``jsonb``.
 
 Revision ID: 0007
 Revises: 0006
@@ -26,8 +32,21 @@ branch_labels = None
 depends_on = None
 
 
+def _payload_type(bind: sa.Connection) -> str:
+    return str(
+        bind.execute(
+            sa.text(
+                "SELECT data_type FROM information_schema.columns WHERE table_schema = "
+                "current_schema() AND table_name = 'raw_records' AND column_name = 'payload'"
+            )
+        ).scalar_one()
+    )
+
+
 def upgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":  # SQLite stores JSON as text either way
+    bind = op.get_bind()
+    # SQLite stores JSON as text either way; a column this revision's downgrade left is json.
+    if bind.dialect.name == "postgresql" and _payload_type(bind) == "jsonb":
         op.alter_column(
             "raw_records",
             "payload",
@@ -38,11 +57,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        op.alter_column(
-            "raw_records",
-            "payload",
-            type_=postgresql.JSONB(),
-            existing_type=sa.JSON(),
-            postgresql_using="payload::jsonb",
-        )
+    """Nothing to undo: ``jsonb`` cannot hold every stored payload, nor keep its hashed text."""
