@@ -3,17 +3,27 @@
 Files have this shape (every key optional except where a host needs it)::
 
     {"defaults": {"min_interval_ms": 1000, "concurrency": 2, ...},
-     "domains": {"example.com": {...}, "shop.example.com": {...}, "*.example.org": {...}}}
+     "domains": {"example.com": {...}, "shop.example.com": {...}, "*.example.org": {...}},
+     "private_hosts": ["*.fake.test"]}
 
 **Resolution** for a host: built-in defaults, then the file's ``defaults``, then the registrable
 parent domain (public-suffix aware, offline: ``shop.example.co.uk`` -> ``example.co.uk``), then
 wildcard keys from the widest to the narrowest (``*.example.org``), then the exact host.
 
-**Merging**: ``domains.json`` first, then each ``domains.d/*.json`` in file-name order, then an
-optional local override file. A later file may add hosts and keys freely, but where an earlier file
-already set a *limit* for the same key, the later value may only be stricter (a smaller
-concurrency or budget, a longer interval, fewer engines); a looser one is a :class:`PolicyError`
-naming the file, the key and both values. Unknown keys are refused with the valid names listed.
+**Who may loosen**: ``domains.json`` is the operator's base policy and may set any limit.
+Everything merged after it (each ``domains.d/*.json`` fragment in file-name order, then the
+optional local override file) can only tighten: a fragment is checked against the *effective*
+policy of every host it could apply to (defaults -> parent -> wildcards -> host, before and after
+the fragment), so a wildcard such as ``*.com`` or a fragment's ``defaults`` cannot loosen an
+interval, concurrency, budget, retry count, breaker, size or engine list for any host. A
+loosening is a :class:`PolicyError` naming the file, the key, the hosts and the limit it would
+loosen. Unknown keys are refused with the valid names listed.
+
+**Private networks** (the SSRF allow-list) are never granted by a policy file entry: a host may
+reach loopback or private addresses only when it matches the operator-owned ``private_hosts``
+list of ``domains.json`` (exact names or ``*.suffix``), or the ``private_hosts`` passed in code
+(:meth:`PolicySet.load`; :meth:`PolicySet.from_mapping` is code too, so its entries may set
+``allow_private_network``). A file entry may only set it to ``false``.
 
 Example:
     >>> policies = PolicySet.from_mapping({"domains": {"example.com": {"concurrency": 1}}})
@@ -142,25 +152,128 @@ def _is_looser(key: str, old: Any, new: Any) -> bool:
     return not set(new) <= set(old)
 
 
+def _layers(host: str) -> list[str]:
+    """The domain keys that apply to ``host``, from the widest to the exact host."""
+    layers: list[str] = []
+    parent = registrable_domain(host)
+    if parent and parent != host:
+        layers.append(parent)
+    labels = host.split(".")
+    layers += [f"*.{'.'.join(labels[i:])}" for i in range(len(labels) - 1, 0, -1)]
+    layers.append(host)
+    return layers
+
+
+def _matches(host: str, patterns: Iterable[str]) -> bool:
+    """Whether ``host`` is one of ``patterns`` (exact names, or ``*.suffix`` for hosts below)."""
+    for pattern in patterns:
+        if pattern.startswith("*."):
+            if host.endswith(pattern[1:]):
+                return True
+        elif host == pattern:
+            return True
+    return False
+
+
+def _private_hosts(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PolicyError(
+            f'{where}: private_hosts must be a list of host names, e.g. ["localhost", "*.lan.test"]'
+        )
+    patterns = tuple(v.strip().lower().rstrip(".") for v in value)
+    for pattern in patterns:
+        if pattern.removeprefix("*.") in ("", "*") or "/" in pattern or ":" in pattern:
+            raise PolicyError(
+                f"{where}: private_hosts entry {pattern!r} is not a host name; write an exact "
+                'name ("intranet.example") or a suffix wildcard ("*.lan.test"), never "*"'
+            )
+    return patterns
+
+
+_NO_HOST = "policy-check.invalid"
+"""A host that no entry names: the policy of every host without an entry of its own."""
+
+
+def _probes(keys: Iterable[str]) -> dict[str, str]:
+    """One host per group of hosts that the entries ``keys`` resolve alike, with a description.
+
+    A host's policy depends only on which entries apply to it, so besides each named host and
+    a host below each entry (``any-host.<key>``, which every wildcard and parent that applies to
+    deeper hosts also reaches), one host that no entry names covers every other host.
+    """
+    probes = {_NO_HOST: "every host without an entry of its own"}
+    for key in sorted(keys):
+        base = key.removeprefix("*.")
+        if not key.startswith("*."):
+            probes.setdefault(base, repr(base))
+        probes.setdefault(f"any-host.{base}", f"every host under {base!r}")
+    return probes
+
+
+class _Layered:
+    """Defaults, domain entries and private hosts: one state of the merge, resolvable by host."""
+
+    def __init__(
+        self,
+        defaults: Mapping[str, Any],
+        domains: Mapping[str, Mapping[str, Any]],
+        private_hosts: Iterable[str] = (),
+    ):
+        self.defaults = dict(defaults)
+        self.domains = {key.lower(): dict(value) for key, value in domains.items()}
+        self.private_hosts = tuple(private_hosts)
+
+    def copy(self) -> _Layered:
+        return _Layered(self.defaults, self.domains, self.private_hosts)
+
+    def resolve(self, host: str) -> DomainPolicy:
+        merged = dict(self.defaults)
+        if _matches(host, self.private_hosts):
+            merged["allow_private_network"] = True
+        for key in _layers(host) if host != _NO_HOST else ():
+            merged.update(self.domains.get(key, {}))
+        try:
+            return DomainPolicy(**merged)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise PolicyError(f"policy for {host!r}: {where}: {first['msg']}") from None
+
+
 class PolicySet:
     """All domain policies, merged and validated; :meth:`for_host` resolves one host."""
 
-    def __init__(self, defaults: Mapping[str, Any], domains: Mapping[str, Mapping[str, Any]]):
-        self._defaults = dict(defaults)
-        self._domains = {key.lower(): dict(value) for key, value in domains.items()}
+    def __init__(
+        self,
+        defaults: Mapping[str, Any],
+        domains: Mapping[str, Mapping[str, Any]],
+        *,
+        private_hosts: Iterable[str] = (),
+    ):
+        self._state = _Layered(defaults, domains, private_hosts)
         self._cache: dict[str, DomainPolicy] = {}
-        self.for_host("policy-check.invalid")  # validate the defaults now
-        for key in self._domains:
+        self.for_host(_NO_HOST)  # validate the defaults now
+        for key in self._state.domains:
             self.for_host(key.removeprefix("*."))  # and every entry, at load time
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "policy") -> PolicySet:
-        """Build from one already-parsed file."""
-        return cls._merge([(source, data)])
+    def from_mapping(
+        cls, data: Mapping[str, Any], *, source: str = "policy", private_hosts: Iterable[str] = ()
+    ) -> PolicySet:
+        """Build from one mapping given in code (the operator's: its entries may set
+        ``allow_private_network``, as :meth:`FakeWeb.policy
+        <rareindex_connectors.testing.FakeWeb.policy>` does for the loopback fake web)."""
+        return cls._merge([(source, data)], private_hosts=private_hosts, from_code=True)
 
     @classmethod
-    def load(cls, root: Path, *, override: Path | None = None) -> PolicySet:
-        """``root/domains.json``, then ``root/domains.d/*.json`` by name, then ``override``."""
+    def load(
+        cls, root: Path, *, override: Path | None = None, private_hosts: Iterable[str] = ()
+    ) -> PolicySet:
+        """``root/domains.json``, then ``root/domains.d/*.json`` by name, then ``override``.
+
+        ``private_hosts`` adds, from code, to the ``private_hosts`` list of ``domains.json``:
+        the hosts allowed to resolve to private or loopback addresses.
+        """
         paths = [root / "domains.json", *sorted((root / "domains.d").glob("*.json"))]
         if override is not None:
             paths.append(override)
@@ -174,61 +287,102 @@ class PolicySet:
                 documents.append((str(path), json.loads(path.read_text())))
             except json.JSONDecodeError as exc:
                 raise PolicyError(f"{path}: not valid JSON: {exc}") from None
-        return cls._merge(documents)
+        base = (root / "domains.json").exists()
+        return cls._merge(documents, private_hosts=private_hosts, has_base=base)
 
     @classmethod
-    def _merge(cls, documents: Iterable[tuple[str, Mapping[str, Any]]]) -> PolicySet:
-        defaults: dict[str, Any] = {}
-        domains: dict[str, dict[str, Any]] = {}
-        for where, document in documents:
-            unknown = set(document) - {"defaults", "domains", "$comment"}
+    def _merge(
+        cls,
+        documents: Iterable[tuple[str, Mapping[str, Any]]],
+        *,
+        private_hosts: Iterable[str] = (),
+        from_code: bool = False,
+        has_base: bool = True,
+    ) -> PolicySet:
+        state = _Layered({}, {}, _private_hosts(list(private_hosts), "private_hosts (code)"))
+        for index, (where, document) in enumerate(documents):
+            is_base = index == 0 and has_base
+            if not isinstance(document, Mapping):
+                raise PolicyError(f"{where}: must be an object with defaults and domains")
+            unknown = set(document) - {"defaults", "domains", "private_hosts", "$comment"}
             if unknown:
                 raise PolicyError(
-                    f"{where}: unknown top-level key(s) {sorted(unknown)}; valid: defaults, domains"
+                    f"{where}: unknown top-level key(s) {sorted(unknown)}; "
+                    "valid: defaults, domains, private_hosts"
                 )
-            cls._merge_layer(defaults, document.get("defaults", {}), f"{where}: defaults")
-            for host, overrides in document.get("domains", {}).items():
-                target = domains.setdefault(host.lower(), {})
-                cls._merge_layer(target, overrides, f"{where}: domains[{host!r}]")
-        return cls(defaults, domains)
+            before = state.copy()
+            if "private_hosts" in document:
+                if not is_base:
+                    raise PolicyError(
+                        f"{where}: private_hosts is the operator's list and only domains.json "
+                        "may set it; a domains.d fragment or override can only tighten"
+                    )
+                listed = _private_hosts(document["private_hosts"], f"{where}: private_hosts")
+                state.private_hosts += listed
+            cls._merge_layer(
+                state.defaults, document.get("defaults", {}), f"{where}: defaults", from_code
+            )
+            domains = document.get("domains", {})
+            if not isinstance(domains, Mapping):
+                raise PolicyError(f"{where}: domains must be an object of host -> policy keys")
+            for host, overrides in domains.items():
+                target = state.domains.setdefault(host.lower(), {})
+                cls._merge_layer(target, overrides, f"{where}: domains[{host!r}]", from_code)
+            if not is_base:
+                _refuse_loosening(before, state, where, document)
+        return cls(state.defaults, state.domains, private_hosts=state.private_hosts)
 
     @staticmethod
-    def _merge_layer(target: dict[str, Any], overrides: Mapping[str, Any], where: str) -> None:
+    def _merge_layer(
+        target: dict[str, Any], overrides: Mapping[str, Any], where: str, from_code: bool
+    ) -> None:
         if not isinstance(overrides, Mapping):
             raise PolicyError(f"{where}: must be an object of policy keys")
         _check_keys(overrides, where)
-        for key, value in overrides.items():
-            if key in target and _is_looser(key, target[key], value):
-                raise PolicyError(
-                    f"{where}: {key}={value!r} is looser than the earlier {target[key]!r}; "
-                    "a later policy file may only make limits stricter"
-                )
-            target[key] = value
+        if overrides.get("allow_private_network") is True and not from_code:
+            raise PolicyError(
+                f"{where}: allow_private_network=true is refused in policy files; a host may "
+                'reach private addresses only when the operator lists it in "private_hosts" '
+                'of domains.json (e.g. "private_hosts": ["*.lan.test"])'
+            )
+        target.update(overrides)
 
     def hosts(self) -> list[str]:
         """Every host, domain and wildcard key that has its own entry."""
-        return sorted(self._domains)
+        return sorted(self._state.domains)
 
     def for_host(self, host: str) -> DomainPolicy:
         """The resolved policy of ``host``: defaults -> parent domain -> wildcards -> exact."""
         host = host.lower().rstrip(".")
-        if host in self._cache:
-            return self._cache[host]
-        merged = dict(self._defaults)
-        layers: list[str] = []
-        parent = registrable_domain(host)
-        if parent and parent != host:
-            layers.append(parent)
-        labels = host.split(".")
-        layers += [f"*.{'.'.join(labels[i:])}" for i in range(len(labels) - 1, 0, -1)]
-        layers.append(host)
-        for key in layers:
-            merged.update(self._domains.get(key, {}))
-        try:
-            policy = DomainPolicy(**merged)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise PolicyError(f"policy for {host!r}: {where}: {first['msg']}") from None
-        self._cache[host] = policy
-        return policy
+        if host not in self._cache:
+            self._cache[host] = self._state.resolve(host)
+        return self._cache[host]
+
+
+def _refuse_loosening(
+    before: _Layered, after: _Layered, where: str, document: Mapping[str, Any]
+) -> None:
+    """Raise when ``document`` (merged into ``before``, giving ``after``) loosens any limit of
+    any host's effective policy."""
+    for probe, hosts in _probes(before.domains.keys() | after.domains.keys()).items():
+        old, new = before.resolve(probe), after.resolve(probe)
+        for key in _STRICTER:
+            was, now = getattr(old, key), getattr(new, key)
+            if _is_looser(key, was, now):
+                entry = _entry_setting(document, probe, key)
+                shown = list(now) if isinstance(now, tuple) else now
+                limit = list(was) if isinstance(was, tuple) else was
+                raise PolicyError(
+                    f"{where}: {entry}.{key}={shown!r} would loosen {key} for {hosts} from "
+                    f"the effective {limit!r} (defaults -> parent -> host); a domains.d "
+                    "fragment or override may only make limits stricter"
+                )
+
+
+def _entry_setting(document: Mapping[str, Any], host: str, key: str) -> str:
+    """The entry of ``document`` whose ``key`` decides ``host``'s value (the most specific)."""
+    domains = {k.lower(): v for k, v in document.get("domains", {}).items()}
+    for layer in reversed(_layers(host) if host != _NO_HOST else []):
+        if key in domains.get(layer, {}):
+            return f"domains[{layer!r}]"
+    return "defaults"

@@ -76,11 +76,11 @@ def test_fragments_and_override_may_only_tighten(tmp_path: Path) -> None:
     _write(
         tmp_path,
         "domains.d/10-shop.json",
-        {"domains": {"shop.com": {"budget_per_minute": 30}, "new.com": {"concurrency": 9}}},
+        {"domains": {"shop.com": {"budget_per_minute": 30}, "new.com": {"concurrency": 3}}},
     )
     policies = PolicySet.load(tmp_path)
     assert policies.for_host("shop.com").budget_per_minute == 30
-    assert policies.for_host("new.com").concurrency == 9  # a new host is not a loosening
+    assert policies.for_host("new.com").concurrency == 3  # a new host, tighter than the defaults
     assert policies.hosts() == ["new.com", "shop.com"]
 
     override = tmp_path / "local.json"
@@ -119,7 +119,10 @@ def test_broken_files_name_themselves(tmp_path: Path) -> None:
         PolicySet.load(tmp_path / "empty", override=tmp_path / "missing.json")
 
 
-def test_the_shipped_domains_json_loads() -> None:
+def test_the_shipped_domains_json_and_fragments_load() -> None:
     root = Path(__file__).resolve().parents[3] / "connectors"
-    policy = PolicySet.load(root).for_host("www.example.com")
+    policies = PolicySet.load(root)
+    policy = policies.for_host("www.example.com")
     assert policy.user_agent == "bot" and policy.allow_private_network is False
+    fake = policies.for_host("cards-shop.fake.test")  # domains.json's private_hosts: loopback
+    assert fake.allow_private_network is True and fake.max_retries == 1  # the fragment tightens
