@@ -1,0 +1,167 @@
+"""Everything the index publishes, from one list of priced sales: :func:`build_pricing`.
+
+The order matters and is fixed:
+
+1. a repeat-sales index per category (``category:<name>``), and per set (``set:<id>``) where the
+   set has at least ``min_set_pairs`` pairs;
+2. a direct estimate per variant with sales, each sale projected along its category's index;
+3. a grade curve per category, from the direct estimates of at least ``min_direct`` sales;
+4. derived estimates for the variants with none or a thin one.
+
+Inputs are sorted before use, so the same sales (in any order) give the same result to the last
+bit: a replay from raw records rebuilds identical tables.
+
+Example:
+    >>> result = build_pricing(sales, variants, base=date(2026, 1, 5))    # doctest: +SKIP
+    >>> sorted(result.indices)
+    ['category:coins', 'category:comics', 'category:sports', 'category:tcg']
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from .curves import GradeCurve, derive_estimates, fit_grade_curve
+from .estimates import DEFAULT_ESTIMATE, Estimate, EstimateParams, estimate_variant
+from .repeat_sales import (
+    DEFAULT_INDEX,
+    IndexParams,
+    IndexPoint,
+    repeat_sales_index,
+    sale_pairs,
+    week_of,
+)
+from .sales import PricedSale
+
+__all__ = ["PricingResult", "VariantRef", "basket_index", "build_pricing", "drift_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class VariantRef:
+    """A variant the index may estimate, with or without sales of its own."""
+
+    variant_id: str
+    asset_id: str
+    category: str
+    grade: str
+    """A label of grader, grade and qualifier: ``PSA 10``, ``BGS 9.5 (OC)``, ``raw``."""
+
+
+@dataclass(slots=True)
+class PricingResult:
+    as_of: datetime
+    estimates: dict[str, Estimate] = field(default_factory=dict)
+    curves: dict[str, GradeCurve] = field(default_factory=dict)
+    indices: dict[str, list[IndexPoint]] = field(default_factory=dict)
+
+
+def drift_of(points: Sequence[IndexPoint]) -> Callable[[datetime], float]:
+    """``ln(level / 100)`` of an index at a time: its week's level, the first one before the
+    index starts and the last one after it ends."""
+    weeks = [p.week for p in points]
+    logs = [math.log(p.level / 100) for p in points]
+
+    def drift(when: datetime) -> float:
+        at = bisect.bisect_right(weeks, week_of(when)) - 1
+        return logs[max(at, 0)]
+
+    return drift
+
+
+def basket_index(
+    sales: Iterable[PricedSale],
+    asset_ids: Iterable[str],
+    *,
+    base: date | None = None,
+    params: IndexParams = DEFAULT_INDEX,
+) -> list[IndexPoint]:
+    """The repeat-sales index of a user's basket of assets."""
+    keep = set(asset_ids)
+    return repeat_sales_index(
+        sale_pairs(s for s in sales if s.asset_id in keep), base=base, params=params
+    )
+
+
+def build_pricing(
+    sales: Iterable[PricedSale],
+    variants: Iterable[VariantRef],
+    *,
+    as_of: datetime | None = None,
+    base: date | None = None,
+    estimate_params: EstimateParams = DEFAULT_ESTIMATE,
+    index_params: IndexParams = DEFAULT_INDEX,
+    min_set_pairs: int = 50,
+) -> PricingResult:
+    """Indices, direct and derived estimates and grade curves of ``sales`` on ``as_of`` (default:
+    the newest sale's time). ``base``: the week whose level is 100 (default: each index's first)."""
+    ordered = sorted(sales, key=lambda s: (s.variant_id, s.sold_at, s.sale_id))
+    refs = sorted(set(variants), key=lambda v: v.variant_id)
+    if as_of is None:
+        as_of = max((s.sold_at for s in ordered), default=datetime.min)
+    ordered = [s for s in ordered if s.sold_at <= as_of]
+    result = PricingResult(as_of=as_of)
+    by_category: dict[str, list[PricedSale]] = defaultdict(list)
+    by_set: dict[str, list[PricedSale]] = defaultdict(list)
+    for sale in ordered:
+        by_category[sale.category].append(sale)
+        if sale.set_id:
+            by_set[sale.set_id].append(sale)
+    for category in sorted(by_category):
+        points = repeat_sales_index(
+            sale_pairs(by_category[category]), base=base, params=index_params
+        )
+        if points:
+            result.indices[f"category:{category}"] = points
+    for set_id in sorted(by_set):
+        pairs = sale_pairs(by_set[set_id])
+        if len(pairs) >= min_set_pairs:
+            result.indices[f"set:{set_id}"] = repeat_sales_index(
+                pairs, base=base, params=index_params
+            )
+    drifts = {
+        category: drift_of(result.indices[f"category:{category}"])
+        for category in by_category
+        if f"category:{category}" in result.indices
+    }
+    by_variant: dict[str, list[PricedSale]] = defaultdict(list)
+    for sale in ordered:
+        by_variant[sale.variant_id].append(sale)
+    direct: dict[str, Estimate] = {}
+    for variant_id, chain in by_variant.items():
+        found = estimate_variant(
+            chain, as_of=as_of, params=estimate_params, drift=drifts.get(chain[0].category)
+        )
+        if found is not None:
+            direct[variant_id] = found
+    known = {v.variant_id: v for v in refs}
+    for sale in ordered:  # a sold variant the caller did not list still gets its estimate
+        if sale.variant_id not in known:
+            known[sale.variant_id] = VariantRef(sale.variant_id, sale.asset_id, sale.category, "?")
+    points_by_category: dict[str, list[tuple[str, str, float]]] = defaultdict(list)
+    for variant_id, est in sorted(direct.items()):
+        ref = known[variant_id]
+        if est.n_sales >= estimate_params.min_direct:
+            points_by_category[ref.category].append(
+                (ref.asset_id, ref.grade, math.log(est.value_usd))
+            )
+    for category in sorted(points_by_category):
+        curve = fit_grade_curve(category, points_by_category[category])
+        if curve is not None:
+            result.curves[category] = curve
+    result.estimates = derive_estimates(
+        direct,
+        [(v.variant_id, v.asset_id, v.category, v.grade) for v in known.values()],
+        result.curves,
+        params=estimate_params,
+    )
+    return result
+
+
+def exclusion_summary(dropped: Counter[str]) -> str:
+    """``lot 7, hidden_price 12`` (by reason, sorted), ``none`` when nothing was left out."""
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(dropped.items())) or "none"

@@ -1,0 +1,66 @@
+"""The weekly repeat-sales index on sales whose true path is known."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from rareindex.pricing import IndexParams, repeat_sales_index, sale_pairs, week_of
+from tests.pricing_helpers import MONDAY, sale, trending_sales
+
+PATH = [1.0, 1.02, 1.05, 1.05, 1.08, 0.90, 0.92, 0.95, 0.97, 1.0]
+
+
+def test_noise_free_pairs_give_the_true_path_exactly() -> None:
+    points = repeat_sales_index(sale_pairs(trending_sales(PATH)))
+    assert [p.week for p in points] == [week_of(MONDAY) + timedelta(weeks=w) for w in range(10)]
+    assert [p.level for p in points] == pytest.approx([100 * x for x in PATH], rel=1e-6)
+    assert points[0].method == "base" and all(p.method == "wls" for p in points[1:])
+    assert all(p.pairs == 60 for p in points[1:])
+
+
+def test_noisy_pairs_track_the_path_and_the_shock_lands_in_its_week() -> None:
+    points = repeat_sales_index(sale_pairs(trending_sales(PATH, variants=200, noise=0.1)))
+    errors = [abs(p.level / (100 * x) - 1) for p, x in zip(points, PATH, strict=True)]
+    assert max(errors) < 0.03
+    falls = [points[n].level / points[n - 1].level for n in range(1, len(points))]
+    assert falls.index(min(falls)) + 1 == 5
+
+
+def test_the_base_week_is_100() -> None:
+    base = MONDAY + timedelta(weeks=4)
+    points = repeat_sales_index(sale_pairs(trending_sales(PATH)), base=base)
+    assert points[4].level == pytest.approx(100.0)
+    assert points[0].level == pytest.approx(100 / 1.08)
+
+
+def test_a_thin_week_takes_the_median_and_one_odd_pair_cannot_swing_it() -> None:
+    sales = trending_sales(PATH[:3], variants=30)
+    # week 3: only five variants sell again, one of them at ten times its value
+    for v in range(5):
+        price = 100 * (1 + v) * 1.05 * (10 if v == 0 else 1)
+        sales.append(sale(f"var_{v:03d}", MONDAY + timedelta(weeks=3, hours=1), price, n=9))
+    points = repeat_sales_index(sale_pairs(sales), params=IndexParams(min_pairs=10))
+    assert points[3].method == "median" and points[3].pairs == 5
+    assert points[3].level == pytest.approx(105.0, rel=1e-6)
+
+
+def test_a_week_without_pairs_carries_the_level_before_it() -> None:
+    sales = [
+        s
+        for s in trending_sales(PATH[:4])
+        if week_of(s.sold_at) != week_of(MONDAY) + timedelta(weeks=2)
+    ]
+    points = repeat_sales_index(sale_pairs(sales))
+    assert points[2].method == "carried" and points[2].pairs == 0
+    assert points[2].level == points[1].level
+    assert points[3].level == pytest.approx(105.0, rel=1e-6)
+
+
+def test_same_week_resales_are_not_pairs_and_input_order_does_not_matter() -> None:
+    sales = trending_sales(PATH, variants=40, per_week=2, noise=0.05)
+    assert all(p.second > p.first for p in sale_pairs(sales))
+    forward = repeat_sales_index(sale_pairs(sales))
+    backward = repeat_sales_index(sale_pairs(list(reversed(sales))))
+    assert forward == backward
