@@ -23,6 +23,7 @@ from .observations import (
     price_observations,
     sales,
 )
+from .pricing import grade_curves, index_values, price_estimates
 from .provenance import certificate_sightings, certificates
 from .raw import normalized_records, raw_record_keys, raw_records
 from .registry import (
@@ -71,7 +72,9 @@ __all__ = [
     "crawl_state",
     "dead_letters",
     "fx_rates",
+    "grade_curves",
     "images",
+    "index_values",
     "leases",
     "listing_events",
     "listings",
@@ -80,6 +83,7 @@ __all__ = [
     "news",
     "normalized_records",
     "population_reports",
+    "price_estimates",
     "price_observations",
     "raw_record_keys",
     "raw_records",
