@@ -1,0 +1,387 @@
+"""Reads and writes of the price index: the sales it is built from, and what it publishes.
+
+:func:`sale_records` reads every sale with what :mod:`rareindex.pricing.sales` needs to decide
+whether it enters the index (variant, category and set, its USD price from the
+``sales_multi_currency`` view, the auction lot's premium rate, quality flags, and the anomaly
+reason of its price observation). :func:`rebuild` builds everything
+(:func:`rareindex.pricing.build_pricing`) and replaces ``price_estimates``, ``grade_curves`` and
+``index_values`` in one transaction; rows are rounded at fixed places and written in key order,
+so two builds over the same sales leave identical tables on SQLite and PostgreSQL.
+
+Example:
+    >>> summary = rebuild(engine, base=date(2026, 1, 5))                   # doctest: +SKIP
+    >>> summary.estimates, summary.indices, summary.dropped
+    (1204, 4, Counter({'hidden_price': 31, 'lot': 12}))
+    >>> with engine.connect() as conn:                                    # doctest: +SKIP
+    ...     series = index_series(conn, "category:sports")
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, and_, column, delete, func, insert, select, table
+
+from ..pricing import (
+    Estimate,
+    IndexPoint,
+    PricingResult,
+    SaleRecord,
+    VariantRef,
+    build_pricing,
+    priced_sales,
+)
+from . import Engine
+from .schema import (
+    asset_variants,
+    assets,
+    auction_lots,
+    grade_curves,
+    index_values,
+    price_estimates,
+    price_observations,
+    sales,
+)
+
+__all__ = [
+    "BuildSummary",
+    "StoredIndexPoint",
+    "asset_estimates",
+    "grade_label",
+    "index_ids",
+    "index_series",
+    "rebuild",
+    "sale_records",
+    "stored_estimate",
+    "table_rows",
+    "variant_refs",
+    "write_result",
+]
+
+_multi_currency = table(
+    "sales_multi_currency", column("id"), column("sale_date"), column("price_usd")
+)
+
+
+def grade_label(grader: str | None, grade: str | None, qualifier: str | None = None) -> str:
+    """``PSA 10``, ``BGS 9.5 (OC)``; ``raw`` for an ungraded copy."""
+    label = " ".join(p for p in (grader, grade) if p) if grader else "raw"
+    return f"{label} ({qualifier})" if qualifier else label
+
+
+def sale_records(conn: Connection, *, variant_id: str | None = None) -> list[SaleRecord]:
+    """Every stored sale (or one variant's) as the index reads it, by (variant, date, id)."""
+    query = (
+        select(
+            sales.c.id,
+            sales.c.variant_id,
+            sales.c.asset_id,
+            assets.c.category,
+            assets.c.set_id,
+            sales.c.sale_date,
+            sales.c.sale_type,
+            sales.c.price_basis,
+            sales.c.price,
+            sales.c.currency,
+            _multi_currency.c.price_usd,
+            sales.c.buyer_premium,
+            auction_lots.c.buyer_premium_rate,
+            sales.c.price_visibility,
+            sales.c.is_lot,
+            sales.c.flags,
+        )
+        .select_from(sales)
+        .join(
+            _multi_currency,
+            and_(
+                _multi_currency.c.id == sales.c.id,
+                _multi_currency.c.sale_date == sales.c.sale_date,
+            ),
+        )
+        .outerjoin(assets, assets.c.id == sales.c.asset_id)
+        .outerjoin(
+            auction_lots,
+            and_(
+                sales.c.sale_type == "auction_house",
+                auction_lots.c.source_id == sales.c.source_id,
+                auction_lots.c.external_id == sales.c.external_id,
+            ),
+        )
+        .order_by(sales.c.variant_id, sales.c.sale_date, sales.c.id)
+    )
+    if variant_id is not None:
+        query = query.where(sales.c.variant_id == variant_id)
+    anomalies = _anomalies(conn, variant_id)
+    out: dict[str, SaleRecord] = {}
+    for row in conn.execute(query):
+        if row.id in out:  # a lot external id seen in two auctions: one row per sale
+            continue
+        out[row.id] = SaleRecord(
+            sale_id=row.id,
+            variant_id=row.variant_id,
+            asset_id=row.asset_id,
+            category=row.category,
+            sold_at=row.sale_date,
+            sale_type=row.sale_type,
+            price_basis=row.price_basis,
+            price=Decimal(row.price),
+            currency=row.currency,
+            price_usd=None if row.price_usd is None else Decimal(row.price_usd),
+            buyer_premium=None if row.buyer_premium is None else Decimal(row.buyer_premium),
+            premium_rate=(
+                None if row.buyer_premium_rate is None else Decimal(row.buyer_premium_rate)
+            ),
+            price_visibility=row.price_visibility,
+            is_lot=bool(row.is_lot),
+            flags=tuple(str(f) for f in row.flags or ()),
+            anomaly_reason=anomalies.get(row.id),
+            set_id=row.set_id,
+        )
+    return list(out.values())
+
+
+def _anomalies(conn: Connection, variant_id: str | None) -> dict[str, str]:
+    query = select(price_observations.c.sale_id, price_observations.c.anomaly_reason).where(
+        price_observations.c.anomaly_reason.is_not(None),
+        price_observations.c.sale_id.is_not(None),
+    )
+    if variant_id is not None:
+        query = query.where(price_observations.c.variant_id == variant_id)
+    return {sale_id: reason for sale_id, reason in conn.execute(query)}
+
+
+def variant_refs(conn: Connection) -> list[VariantRef]:
+    """Every variant with its asset, category and grade label (sold or not)."""
+    rows = conn.execute(
+        select(
+            asset_variants.c.id,
+            asset_variants.c.asset_id,
+            assets.c.category,
+            asset_variants.c.grader,
+            asset_variants.c.grade,
+            asset_variants.c.qualifier,
+        )
+        .join_from(asset_variants, assets, assets.c.id == asset_variants.c.asset_id)
+        .order_by(asset_variants.c.id)
+    )
+    return [
+        VariantRef(r.id, r.asset_id, r.category, grade_label(r.grader, r.grade, r.qualifier))
+        for r in rows
+    ]
+
+
+def _d(value: float, places: int) -> Decimal:
+    return Decimal(f"{value:.{places}f}")
+
+
+def _estimate_row(est: Estimate) -> dict[str, Any]:
+    return {
+        "variant_id": est.variant_id,
+        "asset_id": est.asset_id,
+        "as_of": est.as_of,
+        "value_usd": _d(est.value_usd, 2),
+        "low_usd": _d(est.low_usd, 2),
+        "high_usd": _d(est.high_usd, 2),
+        "currency": est.currency,
+        "value": est.value,
+        "low": est.low,
+        "high": est.high,
+        "n_sales": est.n_sales,
+        "first_sale": est.first_sale,
+        "last_sale": est.last_sale,
+        "log_sd": _d(est.log_sd, 6),
+        "confidence": est.confidence,
+        "basis": est.basis,
+        "derived_from": est.derived_from,
+    }
+
+
+def write_result(conn: Connection, result: PricingResult) -> None:
+    """Replace the three tables with ``result``, rows in key order."""
+    for target in (price_estimates, grade_curves, index_values):
+        conn.execute(delete(target))
+    rows = [_estimate_row(result.estimates[v]) for v in sorted(result.estimates)]
+    if rows:
+        conn.execute(insert(price_estimates), rows)
+    curves = [
+        {
+            "category": category,
+            "grade": grade,
+            "reference": curve.reference,
+            "log_offset": _d(step.log_offset, 6),
+            "assets": step.assets,
+            "spread": _d(step.spread, 6),
+        }
+        for category, curve in sorted(result.curves.items())
+        for grade, step in sorted(curve.steps.items())
+    ]
+    if curves:
+        conn.execute(insert(grade_curves), curves)
+    points = [
+        {
+            "index_id": index_id,
+            "week": p.week,
+            "level": _d(p.level, 6),
+            "low": _d(p.low, 6),
+            "high": _d(p.high, 6),
+            "pairs": p.pairs,
+            "method": p.method,
+        }
+        for index_id, series in sorted(result.indices.items())
+        for p in series
+    ]
+    if points:
+        conn.execute(insert(index_values), points)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildSummary:
+    sales: int
+    """Sales that entered the index."""
+    dropped: Counter[str]
+    """Sales left out, by reason (:data:`rareindex.pricing.sales.EXCLUSION_REASONS`)."""
+    estimates: int
+    derived: int
+    curves: int
+    indices: int
+    as_of: datetime | None
+
+
+def rebuild(
+    engine: Engine, *, base: date | None = None, as_of: datetime | None = None
+) -> BuildSummary:
+    """Build every estimate, curve and index from the stored sales and publish them."""
+    with engine.begin() as conn:
+        kept, dropped = priced_sales(sale_records(conn))
+        refs = variant_refs(conn)
+        result = build_pricing(kept, refs, as_of=as_of, base=base)
+        write_result(conn, result)
+    return BuildSummary(
+        sales=len(kept),
+        dropped=dropped,
+        estimates=len(result.estimates),
+        derived=sum(1 for e in result.estimates.values() if e.basis == "derived"),
+        curves=len(result.curves),
+        indices=len(result.indices),
+        as_of=result.as_of if kept else None,
+    )
+
+
+def _estimate(row: Any) -> Estimate:
+    return Estimate(
+        variant_id=row.variant_id,
+        asset_id=row.asset_id,
+        as_of=row.as_of,
+        value_usd=float(row.value_usd),
+        low_usd=float(row.low_usd),
+        high_usd=float(row.high_usd),
+        currency=row.currency,
+        value=Decimal(row.value),
+        low=Decimal(row.low),
+        high=Decimal(row.high),
+        n_sales=row.n_sales,
+        first_sale=row.first_sale,
+        last_sale=row.last_sale,
+        log_sd=float(row.log_sd),
+        confidence=row.confidence,
+        basis=row.basis,
+        derived_from=row.derived_from,
+    )
+
+
+def stored_estimate(conn: Connection, variant_id: str) -> Estimate | None:
+    """The published estimate of one variant (None: none)."""
+    row = conn.execute(
+        select(price_estimates).where(price_estimates.c.variant_id == variant_id)
+    ).one_or_none()
+    return None if row is None else _estimate(row)
+
+
+def asset_estimates(conn: Connection, asset_id: str) -> list[tuple[str, Estimate]]:
+    """``(grade label, estimate)`` of every estimated variant of an asset, cheapest first."""
+    rows = conn.execute(
+        select(
+            price_estimates,
+            asset_variants.c.grader,
+            asset_variants.c.grade,
+            asset_variants.c.qualifier,
+        )
+        .join_from(
+            price_estimates,
+            asset_variants,
+            asset_variants.c.id == price_estimates.c.variant_id,
+        )
+        .where(price_estimates.c.asset_id == asset_id)
+        .order_by(price_estimates.c.value_usd, price_estimates.c.variant_id)
+    )
+    out = [(grade_label(r.grader, r.grade, r.qualifier), _estimate(r)) for r in rows]
+    return sorted(out, key=lambda p: (p[1].value_usd, p[1].variant_id))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredIndexPoint:
+    week: date
+    level: Decimal
+    low: Decimal
+    high: Decimal
+    pairs: int
+    method: str
+
+    @classmethod
+    def of(cls, point: IndexPoint) -> StoredIndexPoint:
+        return cls(
+            point.week,
+            _d(point.level, 6),
+            _d(point.low, 6),
+            _d(point.high, 6),
+            point.pairs,
+            point.method,
+        )
+
+
+def index_series(conn: Connection, index_id: str) -> list[StoredIndexPoint]:
+    """The published weekly points of one index, by week (empty: no such index)."""
+    rows = conn.execute(
+        select(index_values)
+        .where(index_values.c.index_id == index_id)
+        .order_by(index_values.c.week)
+    )
+    return [
+        StoredIndexPoint(
+            r.week, Decimal(r.level), Decimal(r.low), Decimal(r.high), r.pairs, r.method
+        )
+        for r in rows
+    ]
+
+
+def index_ids(conn: Connection) -> list[tuple[str, int, date, date]]:
+    """``(index id, weeks, first week, last week)`` of every published index."""
+    rows = conn.execute(
+        select(
+            index_values.c.index_id,
+            func.count(),
+            func.min(index_values.c.week),
+            func.max(index_values.c.week),
+        )
+        .group_by(index_values.c.index_id)
+        .order_by(index_values.c.index_id)
+    )
+    return [(r[0], int(r[1]), r[2], r[3]) for r in rows]
+
+
+def table_rows(conn: Connection) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the three published tables in key order (what a replay must reproduce)."""
+    keys: dict[str, tuple[Any, Sequence[Any]]] = {
+        "price_estimates": (price_estimates, [price_estimates.c.variant_id]),
+        "grade_curves": (grade_curves, [grade_curves.c.category, grade_curves.c.grade]),
+        "index_values": (index_values, [index_values.c.index_id, index_values.c.week]),
+    }
+    return {
+        name: [tuple(r) for r in conn.execute(select(target).order_by(*order))]
+        for name, (target, order) in keys.items()
+    }
