@@ -22,7 +22,7 @@ from ._challenge import (
     is_challenge_page,
 )
 from ._clock import Clock, SystemClock
-from ._connector import Connector
+from ._connector import Connector, scorer_of
 from ._context import (
     CrawlContext,
     CrawlMode,
@@ -46,6 +46,7 @@ from ._errors import (
     BudgetExhausted,
     CircuitOpen,
     ConnectorError,
+    DNSError,
     FetchError,
     ParseError,
     ParseReason,
@@ -53,7 +54,12 @@ from ._errors import (
     PolicyError,
     RateLimited,
     ResponseTooLarge,
+    RobotsDisallowed,
+    RobotsUnavailable,
+    TLSError,
     TransientFetchError,
+    TruncatedBody,
+    UndecodableBody,
     UnsafeURL,
 )
 from ._gates import GateBackend, HostGates, MemoryGateBackend, Permit, RedisGateBackend
@@ -104,6 +110,7 @@ __all__ = [
     "CrawlContext",
     "CrawlMode",
     "CrawlOptions",
+    "DNSError",
     "DomainPolicy",
     "Engine",
     "EngineName",
@@ -142,6 +149,8 @@ __all__ = [
     "Resolver",
     "ResponseKind",
     "ResponseTooLarge",
+    "RobotsDisallowed",
+    "RobotsUnavailable",
     "Router",
     "SafeResolver",
     "Sale",
@@ -149,7 +158,10 @@ __all__ = [
     "ScrapflyEngine",
     "SystemClock",
     "SystemResolver",
+    "TLSError",
     "TransientFetchError",
+    "TruncatedBody",
+    "UndecodableBody",
     "UnsafeURL",
     "__version__",
     "address_problem",
@@ -164,4 +176,5 @@ __all__ = [
     "parse_normalized",
     "refresh_interval",
     "registrable_domain",
+    "scorer_of",
 ]

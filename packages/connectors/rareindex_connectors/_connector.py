@@ -5,6 +5,12 @@ turns what it fetched into canonical records with a pure ``normalize()``, report
 optionally resolves a single URL. Everything else (politeness, engines, retries, budgets, cursors,
 storage) belongs to the SDK and the index.
 
+One optional hook: ``score(result) -> float | None``, how much of what its parser expects a
+fetched page holds (0..1, e.g. a :class:`FieldScorer`), or None for pages it does not judge.
+Every crawl, probe and lookup passes it to the router, which escalates a result scoring below 0.6
+to the next engine the connector and the host's policy allow (a JavaScript shell served to plain
+clients scores 0 and goes to a rendering engine).
+
 Example:
     >>> class Demo:
     ...     meta = ConnectorMeta(id="demo", source="Demo", engines=("api",),
@@ -20,16 +26,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
-from ._context import CrawlContext
+from ._context import CrawlContext, FetchResult
 from ._health import ConnectorHealth
 from ._meta import ConnectorMeta
 from ._normalized import NormalizedRecord
 from ._raw import RawRecord, RawRecordInput
 
-__all__ = ["Connector"]
+__all__ = ["Connector", "scorer_of"]
 
 
 @runtime_checkable
@@ -60,3 +66,14 @@ class Connector(Protocol):
     async def lookup(self, url: str, ctx: CrawlContext) -> list[RawRecordInput]:
         """Capture one URL (``url_lookup`` capability); return ``[]`` when unsupported."""
         ...
+
+
+def scorer_of(connector: object) -> Callable[[FetchResult], float | None] | None:
+    """The connector's optional ``score`` hook (None when it has none).
+
+    >>> class Plain: pass
+    >>> scorer_of(Plain()) is None
+    True
+    """
+    score = getattr(connector, "score", None)
+    return score if callable(score) else None

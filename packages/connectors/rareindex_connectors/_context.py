@@ -20,18 +20,22 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import urlencode
 
 import orjson
 import structlog
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
-from ._errors import ParseError, ParseReason
+from ._errors import ParseError, ParseReason, PermanentFetchError
 from ._json_failure import json_failure
 from ._raw import EngineName
+
+if TYPE_CHECKING:
+    from .adapters.robots import RobotsRules
 
 __all__ = [
     "CrawlContext",
@@ -113,6 +117,10 @@ def _always(url: str) -> bool:
     return True
 
 
+def _never(url: str) -> bool:
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     """What a connector reports about a long crawl; shown live and stored on the backfill."""
@@ -138,6 +146,13 @@ class CrawlContext:
     on_progress: Callable[[Progress], None] = _ignore_progress
     log: Any = None
     due: Callable[[str], bool] = _always
+    robots_source: Callable[[str], Awaitable[RobotsRules]] | None = None
+    """The router's robots.txt cache (the crawler sets it); None: read through ``fetch``."""
+    known: Callable[[str], bool] = _never
+    """Whether the budget store holds a URL from a conditional fetch before (the crawler sets
+    it)."""
+    skipped: int = 0
+    """Detail pages the connector skipped because :meth:`should_fetch` said they were not due."""
 
     def __post_init__(self) -> None:
         self.cursor = copy.deepcopy(self.cursor)
@@ -154,8 +169,36 @@ class CrawlContext:
         """Whether ``url`` is due again, by the budget store's estimate of how often it changes
         (pages that never change are revisited less and less often, changing ones more). Use it
         for detail pages; fetch them with ``conditional=True`` so a 304 is a cheap "unchanged"
-        and the estimate learns from every visit."""
-        return self.due(url)
+        and the estimate learns from every visit. A ``False`` is counted in the run
+        (``skipped``)."""
+        if self.due(url):
+            return True
+        self.skipped += 1
+        return False
+
+    def fetched_before(self, url: str, params: Mapping[str, str | int] | None = None) -> bool:
+        """Whether a conditional fetch of ``url`` (with ``params``) was made before (an earlier
+        run, or earlier in this one), so a 304 now means "as then". A pager answered 304 goes
+        on to its next page only if that page was fetched before too: else the last walk
+        stopped at this page, and so does this one."""
+        return self.known(f"{url}?{urlencode(sorted(params.items()))}" if params else url)
+
+    async def robots(self, url: str) -> RobotsRules:
+        """The robots.txt rules of ``url``'s origin: its sitemaps, for connectors that discover
+        URLs from them. The router already refuses disallowed URLs and applies ``Crawl-delay``
+        on every fetch; this read is served from the same cache."""
+        if self.robots_source is not None:
+            return await self.robots_source(url)
+        from urllib.parse import urlsplit
+
+        from .adapters.robots import RobotsRules
+
+        parts = urlsplit(url)
+        try:
+            result = await self.fetch(f"{parts.scheme}://{parts.netloc}/robots.txt")
+        except PermanentFetchError as exc:  # 404: allow all; 401/403: disallow all
+            return RobotsRules.from_status(exc.status or 404)
+        return RobotsRules.from_status(result.status, result.content)
 
     def progress(
         self,

@@ -6,9 +6,15 @@ ConnectorError
   FetchError             .url .host .engine
     TransientFetchError  timeout, 5xx, 429 -> retry with backoff
       RateLimited        .retry_after
+      DNSError           the name did not resolve (NXDOMAIN, no address, resolver timeout)
+      TruncatedBody      body cut short: no end marker, or fewer bytes than Content-Length
+      RobotsUnavailable  robots.txt 429/5xx/unreachable -> fetch nothing there, retry later
     PermanentFetchError  404/410, 401/403 -> no retry
       UnsafeURL          SSRF policy: private, loopback, link-local, metadata address refused
       ResponseTooLarge   body (after decompression) beyond max_response_bytes
+      TLSError           certificate not valid for the host, untrusted, or handshake failed
+      UndecodableBody    a Content-Encoding we cannot decode, or data that is not that encoding
+      RobotsDisallowed   robots.txt disallows the URL for us: nothing was sent
     Blocked              challenge page -> next engine
     CircuitOpen          .reopens_at -> requeue later
     BudgetExhausted      -> wait, never send
@@ -36,6 +42,7 @@ __all__ = [
     "BudgetExhausted",
     "CircuitOpen",
     "ConnectorError",
+    "DNSError",
     "FetchError",
     "ParseError",
     "ParseReason",
@@ -43,7 +50,12 @@ __all__ = [
     "PolicyError",
     "RateLimited",
     "ResponseTooLarge",
+    "RobotsDisallowed",
+    "RobotsUnavailable",
+    "TLSError",
     "TransientFetchError",
+    "TruncatedBody",
+    "UndecodableBody",
     "UnsafeURL",
 ]
 
@@ -145,8 +157,38 @@ class UnsafeURL(PermanentFetchError):
     link-local, multicast, reserved or cloud-metadata address and the host is not allow-listed."""
 
 
+class RobotsDisallowed(PermanentFetchError):
+    """The host's robots.txt disallows the URL for our user agent: nothing was sent to it."""
+
+
+class RobotsUnavailable(TransientFetchError):
+    """The host's robots.txt answered 429/5xx or did not answer: nothing is fetched from the host
+    until it can be read (RFC 9309 "unreachable"), so the run is retried later."""
+
+
 class ResponseTooLarge(PermanentFetchError):
     """The body, after decompression, exceeded the policy's ``max_response_bytes``."""
+
+
+class DNSError(TransientFetchError):
+    """The host name did not resolve: no such name, no address, or the resolver did not answer in
+    time. Transient (DNS outages pass), unlike a name that resolves to a refused address
+    (:class:`UnsafeURL`)."""
+
+
+class TLSError(PermanentFetchError):
+    """The TLS handshake failed: the certificate is not valid for the host name, is self-signed,
+    expired or untrusted, or the server does not speak TLS. Retrying cannot fix a certificate."""
+
+
+class TruncatedBody(TransientFetchError):
+    """The body ended early: a gzip/deflate/br/zstd stream without its end marker, or fewer bytes
+    than ``Content-Length``. Retried once, then reported."""
+
+
+class UndecodableBody(PermanentFetchError):
+    """The body's ``Content-Encoding`` is one we cannot decode (``compress``, an unknown name), or
+    the bytes are not valid data of that encoding. The same request gets the same bytes."""
 
 
 class Blocked(FetchError):

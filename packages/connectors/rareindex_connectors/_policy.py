@@ -95,6 +95,15 @@ class DomainPolicy(BaseModel):
     allow_private_network: bool = Field(
         default=False, description="SSRF allow-list: only for the tests' fake web"
     )
+    robots_permission: str | None = Field(
+        default=None,
+        min_length=8,
+        description="the host's written permission to crawl regardless of its robots.txt "
+        "(who granted it, when): robots.txt is then not applied, and every run logs it",
+    )
+    robots_revisit_ms: int = Field(
+        default=86_400_000, ge=60_000, description="how long a fetched robots.txt is trusted"
+    )
 
     @field_validator("engines")
     @classmethod

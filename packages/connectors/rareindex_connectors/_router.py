@@ -1,12 +1,17 @@
 """The router: one fetch, tried on the connector's engines in priority order.
 
+Before anything is sent to a host, its robots.txt is read (once per origin, cached: see
+:mod:`._robots`): a URL it disallows raises :class:`RobotsDisallowed`, and a ``Crawl-delay``
+stricter than the policy raises the host's interval in the gates.
+
 For each engine allowed by both the connector and the host's policy:
 
 * skip it (logged, with the reason) when it is unavailable (a paid engine without its key) or its
   credit budget is spent;
 * a challenge page (:class:`Blocked`) escalates to the next engine;
-* a result scoring below 0.6 (the connector's :class:`FieldScorer`, or a document heuristic)
-  escalates; if every engine scores low, the best result is returned, for the parser to judge;
+* a result scoring below 0.6 (the connector's scorer, ``Connector.score`` passed as
+  ``scorer``, or a document heuristic where it answers None) escalates; if every engine
+  scores low, the best result is returned, for the parser to judge;
 * 404/410 never escalate, nor do SSRF refusals, oversize bodies, an open breaker, a spent budget
   or a ``Retry-After`` beyond the cap: those are answers, not engine failures.
 
@@ -35,16 +40,23 @@ from ._context import Fetcher, FetchResult, ResponseKind
 from ._engines.base import Engine, FetchRequest
 from ._errors import (
     Blocked,
+    BudgetExhausted,
     CircuitOpen,
     FetchError,
     PermanentFetchError,
     PolicyError,
+    RateLimited,
     ResponseTooLarge,
+    RobotsDisallowed,
+    RobotsUnavailable,
     UnsafeURL,
 )
-from ._policy import PolicySet
+from ._gates import HostGates
+from ._policy import DomainPolicy, PolicySet
 from ._raw import EngineName
+from ._robots import RobotsCache, origin_of, robots_delay
 from ._scoring import ESCALATE_BELOW, Scorer, document_score
+from .adapters.robots import RobotsRules
 
 __all__ = ["CostEntry", "EngineStats", "Router"]
 
@@ -90,12 +102,30 @@ class Router:
         *,
         credit_budget: Mapping[EngineName, float] | None = None,
         on_cost: Callable[[CostEntry], None] | None = None,
+        gates: HostGates | None = None,
+        robots: RobotsCache | None = None,
     ):
         self.engines = dict(engines)
         self.policies = policies
         self.credits_left: dict[EngineName, float] = dict(credit_budget or {})
         self.on_cost = on_cost
         self.stats: dict[EngineName, EngineStats] = {}
+        self.gates = gates if gates is not None else _engine_gates(self.engines)
+        self.robots = robots if robots is not None else RobotsCache()
+        """robots.txt rules per origin: share one cache between a process's routers."""
+        self._permissions_logged: set[str] = set()
+
+    def derive(self, *, on_cost: Callable[[CostEntry], None] | None = None) -> Router:
+        """A router for one run: the same engines, policies, credit budget, gates and robots
+        cache, with its own stats and cost callback."""
+        return Router(
+            self.engines,
+            self.policies,
+            credit_budget=self.credits_left,
+            on_cost=on_cost,
+            gates=self.gates,
+            robots=self.robots,
+        )
 
     def fetcher(self, engines: Sequence[EngineName], *, scorer: Scorer | None = None) -> Fetcher:
         """A :class:`Fetcher` bound to a connector's engine order, for its ``CrawlContext``."""
@@ -150,6 +180,16 @@ class Router:
                 f"no engine allowed for {host}: connector wants {list(engines)}, "
                 f"policy allows {list(policy.engines)}"
             )
+        if urlsplit(url).path != "/robots.txt":
+            rules = await self._robots(url, host, policy, order)
+            if rules is not None and not rules.can_fetch(url):
+                log.info("robots.disallowed", host=host, url=url)
+                raise RobotsDisallowed(
+                    f"{url}: disallowed for {rules.user_agent} by {origin_of(url)}/robots.txt; "
+                    "nothing was sent",
+                    url=url,
+                    host=host,
+                )
         request = FetchRequest(
             url=url,
             expect=expect,
@@ -173,7 +213,8 @@ class Router:
                 continue
             if result.not_modified:
                 return result
-            score = scorer(result) if scorer else document_score(result, expect)
+            judged = scorer(result) if scorer else None
+            score = document_score(result, expect) if judged is None else judged
             if score >= ESCALATE_BELOW:
                 return result
             log.info("router.escalated", engine=name, host=host, url=url, score=round(score, 2))
@@ -184,6 +225,75 @@ class Router:
         if last_error is not None:
             raise last_error
         raise FetchError(f"no engine could run for {host}", url=url, host=host)
+
+    async def robots_rules(
+        self, url: str, *, engines: Sequence[EngineName] = ("api",)
+    ) -> RobotsRules:
+        """The robots.txt rules that apply to ``url``'s origin (read through ``engines`` when not
+        cached). A host with ``robots_permission`` gets allow-all rules.
+
+        Raises:
+            RobotsUnavailable: robots.txt cannot be read now (429/5xx/timeout).
+        """
+        host = (urlsplit(url).hostname or "").lower()
+        policy = self.policies.for_host(host)
+        order = [name for name in engines if name in policy.engines] or list(policy.engines)
+        rules = await self._robots(url, host, policy, order)
+        return rules if rules is not None else RobotsRules.allow_all()
+
+    async def _robots(
+        self, url: str, host: str, policy: DomainPolicy, order: Sequence[EngineName]
+    ) -> RobotsRules | None:
+        """The rules for ``url`` (None: the host gave permission in writing), applying a
+        ``Crawl-delay`` stricter than the policy to the host's gate."""
+        if policy.robots_permission:
+            if host not in self._permissions_logged:  # once per host per run
+                self._permissions_logged.add(host)
+                log.warning("robots.not_applied", host=host, permission=policy.robots_permission)
+            return None
+        origin = origin_of(url)
+
+        async def read(robots_url: str) -> tuple[int, bytes]:
+            return await self._read_robots(robots_url, host, order)
+
+        rules = await self.robots.rules(origin, policy, read)
+        delay = robots_delay(rules)
+        stricter = delay is not None and delay > policy.min_interval_s
+        if stricter and self.gates is not None and self.gates.raise_interval(host, delay or 0.0):
+            log.info(
+                "robots.crawl_delay_applied",
+                host=host,
+                crawl_delay_ms=int((delay or 0.0) * 1000),
+                policy_interval_ms=policy.min_interval_ms,
+            )
+        return rules
+
+    async def _read_robots(
+        self, url: str, host: str, order: Sequence[EngineName]
+    ) -> tuple[int, bytes]:
+        """``GET /robots.txt`` as ``(status, body)``, through the engines in the connector's
+        order: a challenge page goes to the next one, as a page's would."""
+        blocked: Blocked | None = None
+        for name in order:
+            if self._skip_reason(name) is not None:
+                continue
+            try:
+                result = await self.engines[name].fetch(FetchRequest(url=url, expect="text"))
+            except Blocked as exc:
+                blocked = exc
+                continue
+            except (UnsafeURL, CircuitOpen, RateLimited, BudgetExhausted):
+                raise  # answers about the host itself: the caller handles them as for any page
+            except PermanentFetchError as exc:
+                if exc.status is not None:
+                    return exc.status, b""
+                raise RobotsUnavailable(f"{url}: {exc}", url=url, host=host) from exc
+            except FetchError as exc:  # 5xx, timeouts, refused connections: not now
+                raise RobotsUnavailable(f"{url}: {exc}", url=url, host=host) from exc
+            self._charge(name, result.credits, url)
+            return result.status, result.content
+        reason = f"every engine was challenged ({blocked})" if blocked else "no engine can run"
+        raise RobotsUnavailable(f"{url}: {reason}", url=url, host=host)
 
     async def _attempt(
         self, name: EngineName, request: FetchRequest, host: str
@@ -246,3 +356,12 @@ class Router:
             self.credits_left[name] -= credits
         if self.on_cost is not None:
             self.on_cost(CostEntry(name, credits, url, datetime.now(UTC)))
+
+
+def _engine_gates(engines: Mapping[EngineName, Engine]) -> HostGates | None:
+    """The gates the engines share (the usual stack), when the caller did not say."""
+    for engine in engines.values():
+        gates = getattr(engine, "gates", None)
+        if isinstance(gates, HostGates):
+            return gates
+    return None

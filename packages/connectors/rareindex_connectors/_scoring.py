@@ -22,7 +22,9 @@ __all__ = ["ESCALATE_BELOW", "FieldScorer", "Scorer", "document_score"]
 
 ESCALATE_BELOW = 0.6
 
-Scorer = Callable[[FetchResult], float]
+Scorer = Callable[[FetchResult], float | None]
+"""How well a result serves its parser, 0..1; None: "not mine to judge", the document heuristic
+decides (a connector's ``score`` answers for the pages it parses)."""
 
 
 def document_score(result: FetchResult, expect: ResponseKind) -> float:

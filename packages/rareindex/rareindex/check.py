@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import structlog
@@ -29,6 +30,7 @@ from rareindex_connectors import (
     RawRecord,
     RawRecordInput,
     content_hash,
+    scorer_of,
 )
 
 from .fetching import build_fetch_stack
@@ -102,7 +104,8 @@ async def capture_first_page(
     log = structlog.get_logger("rareindex_connectors").bind(connector=connector.meta.id)
     ctx = CrawlContext(
         connector_id=connector.meta.id,
-        fetch=stack.router.fetcher(connector.meta.engines),
+        fetch=stack.router.fetcher(connector.meta.engines, scorer=scorer_of(connector)),
+        robots_source=partial(stack.router.robots_rules, engines=connector.meta.engines),
         options=CrawlOptions(max_pages=1),
         log=log if warnings is None else _KeptWarnings(log, warnings),
     )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from typing import Any, Literal
 from urllib.parse import urlencode
 
@@ -37,6 +38,7 @@ from rareindex_connectors import (
     CostEntry,
     CrawlContext,
     CrawlOptions,
+    DNSError,
     EngineName,
     Fetcher,
     FetchError,
@@ -49,9 +51,14 @@ from rareindex_connectors import (
     RawRecordInput,
     ResponseKind,
     Router,
+    Scorer,
+    TLSError,
     TransientFetchError,
+    TruncatedBody,
+    UndecodableBody,
     UnsafeURL,
     refresh_interval,
+    scorer_of,
 )
 
 from .budget import UrlBudget
@@ -95,6 +102,8 @@ class RunSummary:
     blocked: int = 0
     unchanged: int = 0
     """Conditional fetches answered 304: unchanged, nothing to store."""
+    skipped: int = 0
+    """Detail pages not fetched at all: the budget store said they were not due."""
     credits: Decimal = Decimal(0)
     engines: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float = 0.0
@@ -114,6 +123,10 @@ def failure_reason(exc: BaseException) -> str:
         (BudgetExhausted, "budget_exhausted"),
         (RateLimited, "rate_limited"),
         (UnsafeURL, "unsafe_url"),
+        (DNSError, "dns_error"),
+        (TLSError, "tls_error"),
+        (TruncatedBody, "truncated_body"),
+        (UndecodableBody, "undecodable_body"),
         (TransientFetchError, "transient"),
         (PermanentFetchError, "permanent"),
         (FetchError, "transient"),
@@ -136,9 +149,12 @@ class _Batch:
         self.credits.append(entry)
 
 
-def _budgeted_fetch(router: Router, engines: Sequence[EngineName], budget: UrlBudget) -> Fetcher:
-    """The run's ``ctx.fetch``: the router, plus, for ``conditional=True`` fetches, the stored
-    validators (a 304 is a cheap "unchanged") and an observation for the budget store."""
+def _budgeted_fetch(
+    router: Router, engines: Sequence[EngineName], budget: UrlBudget, scorer: Scorer | None
+) -> Fetcher:
+    """The run's ``ctx.fetch``: the router with the connector's scorer, plus, for
+    ``conditional=True`` fetches, the stored validators (a 304 is a cheap "unchanged") and an
+    observation for the budget store."""
 
     async def fetch(
         url: str,
@@ -150,7 +166,7 @@ def _budgeted_fetch(router: Router, engines: Sequence[EngineName], budget: UrlBu
     ) -> FetchResult:
         if not conditional:
             return await router.fetch(
-                url, engines=engines, expect=expect, headers=headers, params=params
+                url, engines=engines, expect=expect, headers=headers, params=params, scorer=scorer
             )
         key = f"{url}?{urlencode(sorted(params.items()))}" if params else url
         etag, last_modified = budget.validators(key)
@@ -162,6 +178,7 @@ def _budgeted_fetch(router: Router, engines: Sequence[EngineName], budget: UrlBu
             params=params,
             etag=etag,
             last_modified=last_modified,
+            scorer=scorer,
         )
         budget.observe(key, result)
         return result
@@ -220,12 +237,7 @@ async def run_connector(
     )
     summary = RunSummary(run.id, meta.id, mode)
     batch = _Batch()
-    router = Router(
-        stack.router.engines,
-        stack.policies,
-        credit_budget=stack.router.credits_left,
-        on_cost=batch.charge,
-    )
+    router = stack.router.derive(on_cost=batch.charge)
     deadline = datetime.now(UTC) + timedelta(minutes=max_run_minutes)
     budget = UrlBudget(
         db, meta.id, initial_interval_s=refresh_interval(meta.refresh_class).total_seconds()
@@ -244,8 +256,10 @@ async def run_connector(
 
     ctx = CrawlContext(
         connector_id=meta.id,
-        fetch=_budgeted_fetch(router, meta.engines, budget),
+        fetch=_budgeted_fetch(router, meta.engines, budget, scorer_of(connector)),
         due=budget.should_fetch,
+        known=lambda url: budget.state(url) is not None,
+        robots_source=partial(router.robots_rules, engines=meta.engines),
         options=CrawlOptions(mode=mode, since=since, max_pages=max_pages, deadline=deadline),
         cursor=run.cursor_start,
         on_progress=report,
@@ -334,6 +348,7 @@ async def run_connector(
     summary.engines = {name: stats.as_dict() for name, stats in router.stats.items()}
     summary.blocked = sum(s.blocked for s in router.stats.values())
     summary.unchanged = sum(s.statuses.get("304", 0) for s in router.stats.values())
+    summary.skipped = ctx.skipped
     summary.credits = Decimal(str(sum(s.credits for s in router.stats.values())))
     summary.status, summary.outcome, summary.failure_reason, summary.error = (
         status,
@@ -364,6 +379,8 @@ async def run_connector(
         pages=summary.pages,
         records=summary.records,
         dupes=summary.dupes,
+        unchanged=summary.unchanged,
+        skipped=summary.skipped,
         blocked=summary.blocked,
         elapsed_ms=int(summary.elapsed_s * 1000),
     )

@@ -28,6 +28,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from urllib.parse import urlsplit
 
 import structlog
@@ -41,7 +42,7 @@ from rareindex_connectors import (
     FetchResult,
     HostGates,
     ResponseKind,
-    Router,
+    scorer_of,
 )
 
 from .fetching import FetchStack, build_fetch_stack
@@ -117,12 +118,8 @@ async def probe_connector(
     go to ``on_cost`` (the health worker puts them in the ``costs`` ledger).
     """
     meta = connector.meta
-    router = Router(
-        stack.router.engines,
-        stack.policies,
-        credit_budget=stack.router.credits_left,
-        on_cost=on_cost,
-    )
+    router = stack.router.derive(on_cost=on_cost)
+    scorer = scorer_of(connector)
     hosts: set[str] = set()
     fetch_errors: list[str] = []
 
@@ -137,7 +134,13 @@ async def probe_connector(
         hosts.add((urlsplit(url).hostname or "").lower())
         try:
             return await router.fetch(
-                url, engines=meta.engines, expect=expect, headers=headers, params=params, probe=True
+                url,
+                engines=meta.engines,
+                expect=expect,
+                headers=headers,
+                params=params,
+                probe=True,
+                scorer=scorer,
             )
         except FetchError as exc:
             fetch_errors.append(type(exc).__name__)
@@ -148,6 +151,7 @@ async def probe_connector(
         fetch=fetch,
         options=CrawlOptions(max_pages=1),
         log=log.bind(component="health", connector=meta.id),
+        robots_source=partial(router.robots_rules, engines=meta.engines),
     )
     started = time.perf_counter()
     try:

@@ -17,6 +17,7 @@ EXPECTED = {
     "Capability",
     "RefreshClass",
     "refresh_interval",
+    "scorer_of",
     "ConnectorHealth",
     "HealthStatus",
     # runtime context
@@ -39,6 +40,10 @@ EXPECTED = {
     "PolicyError",
     "RateLimited",
     "TransientFetchError",
+    "DNSError",
+    "TLSError",
+    "TruncatedBody",
+    "UndecodableBody",
     # money
     "Money",
     "currency_minor_unit",
@@ -89,6 +94,8 @@ EXPECTED = {
     "RedisGateBackend",
     "Resolver",
     "ResponseTooLarge",
+    "RobotsDisallowed",
+    "RobotsUnavailable",
     "Router",
     "SafeResolver",
     "Scorer",

@@ -72,11 +72,11 @@ class Permit:
     """None: decided on exit (success, or failure for transient errors and blocks, else neutral)."""
 
 
-def limits_of(policy: DomainPolicy) -> GateLimits:
-    """The gate's view of a policy."""
+def limits_of(policy: DomainPolicy, *, min_interval_s: float = 0.0) -> GateLimits:
+    """The gate's view of a policy; ``min_interval_s`` can only raise the policy's interval."""
     return GateLimits(
         concurrency=policy.concurrency,
-        min_interval_s=policy.min_interval_ms / 1000,
+        min_interval_s=max(policy.min_interval_ms / 1000, min_interval_s),
         budget_per_minute=policy.budget_per_minute,
         budget_per_day=policy.budget_per_day,
         circuit_failures=policy.circuit_failures,
@@ -91,6 +91,20 @@ class HostGates:
     def __init__(self, backend: GateBackend, *, clock: Clock | None = None):
         self.backend = backend
         self.clock = clock or SystemClock()
+        self._intervals: dict[str, float] = {}
+
+    def raise_interval(self, host: str, seconds: float) -> bool:
+        """Space requests to ``host`` at least ``seconds`` apart from now on (a robots.txt
+        ``Crawl-delay``), whatever its policy says. Never lowers an interval: returns whether
+        this raised it."""
+        if seconds <= self._intervals.get(host, 0.0):
+            return False
+        self._intervals[host] = seconds
+        return True
+
+    def interval_floor(self, host: str) -> float:
+        """The interval :meth:`raise_interval` set for ``host`` (0: none)."""
+        return self._intervals.get(host, 0.0)
 
     @asynccontextmanager
     async def slot(
@@ -98,7 +112,7 @@ class HostGates:
     ) -> AsyncIterator[Permit]:
         """Wait for and hold a slot on ``host``. ``probe=True`` (a health check) skips the
         concurrency and interval queue but still counts against the budgets and the breaker."""
-        limits = limits_of(policy)
+        limits = limits_of(policy, min_interval_s=self._intervals.get(host, 0.0))
         permit = await self._acquire(host, policy, limits, url=url or f"//{host}/", probe=probe)
         try:
             yield permit

@@ -7,15 +7,19 @@ Example:
     200
     >>> engine.calls
     ['https://x.test/']
+
+``/robots.txt`` is answered apart from the script, from ``robots`` (by default a 404: allow
+all), and recorded in ``robots_calls``: a router reads it before a host's first page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
 
 from .._context import FetchResult
 from .._engines.base import FetchRequest
-from .._errors import FetchError
+from .._errors import FetchError, PermanentFetchError
 from .._raw import EngineName
 
 __all__ = ["FakeEngine"]
@@ -33,6 +37,7 @@ class FakeEngine:
         *,
         paid: bool = False,
         unavailable: str | None = None,
+        robots: Answer | None = None,
     ):
         if not answers:
             raise ValueError("a FakeEngine needs at least one answer")
@@ -40,15 +45,22 @@ class FakeEngine:
         self.paid = paid
         self._answers = list(answers)
         self._unavailable = unavailable
+        self._robots = robots
         self.calls: list[str] = []
+        self.robots_calls: list[str] = []
 
     def unavailable_reason(self) -> str | None:
         return self._unavailable
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
-        self.calls.append(request.url)
-        index = min(len(self.calls), len(self._answers)) - 1
-        answer = self._answers[index]
+        if urlsplit(request.url).path == "/robots.txt":
+            self.robots_calls.append(request.url)
+            answer = self._robots or PermanentFetchError(
+                "no robots.txt", url=request.url, status=404
+            )
+        else:
+            self.calls.append(request.url)
+            answer = self._answers[min(len(self.calls), len(self._answers)) - 1]
         if isinstance(answer, FetchError):
             raise answer
         if isinstance(answer, FetchResult):

@@ -24,6 +24,7 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import structlog
@@ -35,6 +36,7 @@ from rareindex_connectors import (
     ParseError,
     PermanentFetchError,
     RawRecordInput,
+    scorer_of,
 )
 
 from ..errors import LookupRefused
@@ -81,8 +83,11 @@ def cert_connectors(registry: Registry) -> list[Connector]:
 
 def crawl_context(connector: Connector, stack: FetchStack) -> CrawlContext:
     """The context a connector's lookup fetches through: the router, with its engines."""
+    engines = connector.meta.engines
     return CrawlContext(
-        connector_id=connector.meta.id, fetch=stack.router.fetcher(connector.meta.engines)
+        connector_id=connector.meta.id,
+        fetch=stack.router.fetcher(engines, scorer=scorer_of(connector)),
+        robots_source=partial(stack.router.robots_rules, engines=engines),
     )
 
 
