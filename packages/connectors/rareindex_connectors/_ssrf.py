@@ -6,6 +6,10 @@ host's policy sets ``allow_private_network`` (the tests' fake web is allowed tha
 configuration, not by a hole in the check). The caller then connects to the address that was
 checked, so a second DNS answer cannot rebind the host between check and connect.
 
+A name that does not resolve (no such name, no address, or no answer within ``timeout_s``) is a
+:class:`DNSError`: transient, retried, reported as ``dns_error``. Only a name that *does* resolve
+to a refused address is :class:`UnsafeURL`.
+
 Example:
     >>> import asyncio
     >>> asyncio.run(SafeResolver().resolve("http://169.254.169.254/latest/", allow_private=False))
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from ._errors import UnsafeURL
+from ._errors import DNSError, UnsafeURL
 
 __all__ = ["Resolver", "SafeResolver", "SystemResolver", "Target", "address_problem"]
 
@@ -123,10 +127,12 @@ class SafeResolver:
         *,
         static: Mapping[str, str] | None = None,
         ttl_s: float = 60.0,
+        timeout_s: float = 10.0,
     ):
         self._resolver = resolver or SystemResolver()
         self._static = {k.lower(): _split_address(v) for k, v in (static or {}).items()}
         self._ttl = ttl_s
+        self._timeout = timeout_s
         self._cache: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._checked: dict[tuple[str, str, int, bool], tuple[float, Target]] = {}
 
@@ -135,6 +141,7 @@ class SafeResolver:
 
         Raises:
             UnsafeURL: not http(s), no host, or an address the policy refuses.
+            DNSError: the name does not resolve, or the resolver did not answer in time.
         """
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
@@ -178,11 +185,17 @@ class SafeResolver:
         if cached and cached[0] > now:
             return cached[1]
         try:
-            found = await self._resolver.addresses(host, port)
-        except OSError as exc:
-            raise UnsafeURL(f"cannot resolve {host}: {exc}", url=url, host=host) from None
+            found = await asyncio.wait_for(self._resolver.addresses(host, port), self._timeout)
+        except TimeoutError:
+            raise DNSError(
+                f"cannot resolve {host}: no answer within {self._timeout:g} s", url=url, host=host
+            ) from None
+        except UnicodeError as exc:  # an empty or over-long label: no name to look up, ever
+            raise UnsafeURL(f"{host!r} is not a host name: {exc}", url=url, host=host) from None
+        except OSError as exc:  # socket.gaierror: NXDOMAIN, SERVFAIL, no resolver reachable
+            raise DNSError(f"cannot resolve {host}: {exc}", url=url, host=host) from None
         if not found:
-            raise UnsafeURL(f"{host} resolves to no address", url=url, host=host)
+            raise DNSError(f"{host} resolves to no address", url=url, host=host)
         self._cache[key] = (now + self._ttl, found)
         return found
 

@@ -57,7 +57,7 @@ def test_bounded_body_decodes_and_refuses_at_the_limit(encoding, encode) -> None
 
 def test_unknown_encodings_are_refused() -> None:
     with pytest.raises(ValueError, match="unsupported content-encoding"):
-        BoundedBody("br", limit=10)
+        BoundedBody("compress", limit=10)
 
 
 @pytest.mark.parametrize(
