@@ -20,6 +20,9 @@ Hosts:
   302 to ``http://10.0.0.1/``, ``/metadata`` 302 to ``http://169.254.169.254/``.
 * ``bomb.fake.test`` — ``/bomb`` a gzip body of ~28 KB inflating to 11 MB; ``/large`` an 11 MB
   plain body.
+* ``bodies.fake.test`` — br, zstd and stacked bodies, truncated gzip/deflate/br, a body shorter
+  than its Content-Length, an encoding nobody decodes (:mod:`.sites.bodies`; :attr:`FakeWeb.bodies`
+  counts the requests per path).
 
 Example:
     >>> web = FakeWeb()
@@ -45,6 +48,7 @@ from starlette.responses import JSONResponse, Response
 
 from .._clock import Clock, SystemClock
 from .sites import SITE_HOSTS, SiteHandler, build_sites
+from .sites.bodies import Bodies
 
 __all__ = ["FAKE_HOSTS", "MISBEHAVING_HOSTS", "FakeWeb", "HostLog"]
 
@@ -56,6 +60,7 @@ MISBEHAVING_HOSTS = (
     "challenge.fake.test",
     "redirect.fake.test",
     "bomb.fake.test",
+    "bodies.fake.test",
 )
 FAKE_HOSTS = MISBEHAVING_HOSTS + SITE_HOSTS
 """Every host the fake web serves: the misbehaving ones and the collectibles sites."""
@@ -116,6 +121,7 @@ class FakeWeb:
         self._budget_window: deque[float] = deque()
         self._flap = 0
         self._bomb = _bomb()
+        self.bodies = Bodies()
         self._routes: dict[str, SiteHandler] = {
             "json.fake.test": self._json_site,
             "ratelimit.fake.test": self._ratelimit_site,
@@ -124,6 +130,7 @@ class FakeWeb:
             "challenge.fake.test": self._challenge_site,
             "redirect.fake.test": self._redirect_site,
             "bomb.fake.test": self._bomb_site,
+            "bodies.fake.test": self.bodies,
         }
         self._routes.update(build_sites(seed))
 
