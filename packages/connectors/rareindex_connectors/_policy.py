@@ -50,7 +50,7 @@ __all__ = ["DomainPolicy", "PolicySet", "registrable_domain"]
 UserAgentMode = Literal["bot", "browser"]
 
 # Limit keys and the direction that is stricter: "min" means smaller is stricter.
-_STRICTER: dict[str, Literal["min", "max", "subset"]] = {
+_STRICTER: dict[str, Literal["min", "max", "subset", "unset"]] = {
     "min_interval_ms": "max",
     "concurrency": "min",
     "max_retries": "min",
@@ -65,6 +65,8 @@ _STRICTER: dict[str, Literal["min", "max", "subset"]] = {
     "budget_per_day": "min",
     "engines": "subset",
     "allow_private_network": "min",
+    "robots_permission": "unset",
+    "robots_revisit_ms": "min",
 }
 
 
@@ -150,6 +152,8 @@ def _check_keys(overrides: Mapping[str, Any], where: str) -> None:
 
 def _is_looser(key: str, old: Any, new: Any) -> bool:
     direction = _STRICTER.get(key)
+    if direction == "unset":  # a grant (robots_permission) is only the operator's to give
+        return old is None and new is not None
     if direction is None or old is None:
         return False
     if new is None:  # removing a budget or limit loosens it
