@@ -23,6 +23,9 @@ Hosts:
 * ``bodies.fake.test`` — br, zstd and stacked bodies, truncated gzip/deflate/br, a body shorter
   than its Content-Length, an encoding nobody decodes (:mod:`.sites.bodies`; :attr:`FakeWeb.bodies`
   counts the requests per path).
+* ``robots.fake.test`` — a robots.txt with ``Disallow`` and ``Crawl-delay`` (stricter for
+  RareIndexBot) and a ``Sitemap:``; ``robots-down.fake.test`` — its robots.txt answers 503
+  (:mod:`.sites.robots_hosts`).
 
 Example:
     >>> web = FakeWeb()
@@ -48,6 +51,7 @@ from starlette.responses import JSONResponse, Response
 
 from .._clock import Clock, SystemClock
 from .sites import SITE_HOSTS, SiteHandler, build_sites
+from .sites import robots_hosts
 from .sites.bodies import Bodies
 
 __all__ = ["FAKE_HOSTS", "MISBEHAVING_HOSTS", "FakeWeb", "HostLog"]
@@ -61,6 +65,8 @@ MISBEHAVING_HOSTS = (
     "redirect.fake.test",
     "bomb.fake.test",
     "bodies.fake.test",
+    "robots.fake.test",
+    "robots-down.fake.test",
 )
 FAKE_HOSTS = MISBEHAVING_HOSTS + SITE_HOSTS
 """Every host the fake web serves: the misbehaving ones and the collectibles sites."""
@@ -84,6 +90,8 @@ class HostLog:
     """What one host saw."""
 
     starts: list[float] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    """The path of each request, in arrival order."""
     statuses: list[int] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -131,6 +139,8 @@ class FakeWeb:
             "redirect.fake.test": self._redirect_site,
             "bomb.fake.test": self._bomb_site,
             "bodies.fake.test": self.bodies,
+            robots_hosts.HOST: robots_hosts.RobotsHost(),
+            robots_hosts.DOWN_HOST: robots_hosts.RobotsDown(),
         }
         self._routes.update(build_sites(seed))
 
@@ -190,6 +200,7 @@ class FakeWeb:
         log = self.log(host)
         with self._lock:
             log.starts.append(self.clock.time())
+            log.paths.append(request.url.path)
             log.in_flight += 1
             log.max_in_flight = max(log.max_in_flight, log.in_flight)
             log.user_agents.add(request.headers.get("user-agent", ""))
