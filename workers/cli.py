@@ -1,8 +1,9 @@
 """The full ``rareindex`` command: the index's commands plus the fleet's processes.
 
-``rareindex worker``, ``rareindex scheduler`` and ``rareindex deadletters`` live here, above the
-index (workers import rareindex, never the reverse); every other command is
-:mod:`rareindex.cli`'s. The console script ``rareindex`` points at :func:`main`.
+``rareindex worker``, ``rareindex scheduler`` and ``rareindex deadletters requeue`` live here,
+above the index (workers import rareindex, never the reverse); every other command (the
+dead-letter list included) is :mod:`rareindex.cli`'s. The console script ``rareindex`` points
+at :func:`main`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Annotated
 import dramatiq
 import typer
 
-from rareindex.cli import api_cmd, app
+from rareindex.cli import api_cmd, app, deadletters_cmd
 from rareindex.cli import main as run_app
 from rareindex.cli._common import console, database, errors, settings_of
 from rareindex.cli.connectors_cmd import report_problems
@@ -159,28 +160,7 @@ def scheduler(
     console.print("scheduler: stopped")
 
 
-deadletters_app = typer.Typer(
-    help="Messages that failed every retry.", no_args_is_help=False, invoke_without_command=True
-)
-app.add_typer(deadletters_app, name="deadletters")
-
-
-@deadletters_app.callback()
-def deadletters(ctx: typer.Context) -> None:
-    """List dead letters (use `requeue` to send them again)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    letters = list_dead_letters(database(settings_of(ctx)))
-    for letter in letters:
-        call = f"{letter.actor}({', '.join(map(str, letter.args))})"
-        when = f"{letter.failed_at:%Y-%m-%d %H:%M}"
-        console.print(
-            f"{letter.id}  {call}  retries={letter.retries}  {when}  {letter.error}", soft_wrap=True
-        )
-    console.print(f"{len(letters)} dead letters")
-
-
-@deadletters_app.command("requeue")
+@deadletters_cmd.app.command("requeue")
 def requeue(
     ctx: typer.Context,
     message_ids: Annotated[list[str] | None, typer.Argument(help="Ids; none: all.")] = None,

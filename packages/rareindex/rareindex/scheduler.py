@@ -7,6 +7,9 @@ Every tick (DESIGN §7):
 2. **decide** — :func:`~rareindex.storage.queue.due_connectors` from stored times: incremental
    crawls by refresh class, then the next slice of running backfill campaigns; skip connectors
    that are not active, whose ``requires`` are unset, or that already have a queued or running run.
+   A connector the operator paused, disabled or put in maintenance is logged
+   ``scheduler.skipped`` with ``reason=not_active``, its ``status``, and who set it and why
+   (``status_changed_by``, ``status_reason``).
 3. **commit** — one transaction that first checks the fencing token
    (:func:`~rareindex.storage.leases.holds`, which also keeps a takeover out until the commit),
    then inserts the queued runs and sweeps lost ones. A leader whose lease expired or was taken
@@ -38,6 +41,7 @@ import structlog
 from rareindex_connectors import Clock, ConnectorMeta, SystemClock
 
 from .storage import Engine
+from .storage.connector_status import StatusNote, status_notes
 from .storage.leases import Lease, acquire, holds, release, renew
 from .storage.queue import Due, DuePlan, Skip, due_connectors, enqueue_runs, sweep_stale_runs
 from .storage.runs import LeaseLost
@@ -202,7 +206,10 @@ class Scheduler:
         """What is due at ``now`` (reads only; nothing is locked)."""
         metas = {connector.meta.id: connector.meta for connector in self.registry}
         with self.db.connect() as conn:
-            return due_connectors(conn, now, metas, env=self.env)
+            plan = due_connectors(conn, now, metas, env=self.env)
+            if any(skip.reason == "not_active" for skip in plan.skipped):
+                _explain_status(plan, status_notes(conn))
+        return plan
 
     def commit(
         self, plan: DuePlan, lease: Lease, now: datetime, *, fence_at: datetime | None = None
@@ -284,6 +291,21 @@ class Scheduler:
             self._log.error(
                 "scheduler.send_failed", run=run_id, resent=resent, error=type(exc).__name__
             )
+
+
+def _explain_status(plan: DuePlan, notes: Mapping[str, StatusNote]) -> None:
+    """Add the operator's note (who paused, disabled or put it in maintenance, and why) to each
+    ``not_active`` skip, so ``scheduler.skipped`` says why the connector is not crawled."""
+    for index, skip in enumerate(plan.skipped):
+        note = notes.get(skip.connector_id)
+        if skip.reason != "not_active" or note is None:
+            continue
+        detail = {**skip.detail, "status": note.status}
+        if note.changed_by is not None:
+            detail["status_changed_by"] = note.changed_by
+        if note.reason is not None:
+            detail["status_reason"] = note.reason
+        plan.skipped[index] = Skip(skip.connector_id, skip.reason, detail)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -31,6 +31,7 @@ from . import metrics
 from .body_guard import BodyGuard
 from .errors import install_error_handlers
 from .routes import admin, certificates, health
+from .routes.connector_status import router as status_router
 from .state import ApiState, Requeue
 
 __all__ = ["create_app"]
@@ -147,5 +148,6 @@ def create_app(
     app.middleware("http")(_access_log)
     for router in (health.router, metrics.router, admin.router, certificates.router):
         app.include_router(router)
+    app.include_router(status_router)
     _document_guards(app)
     return app

@@ -29,6 +29,7 @@ from . import (
     connectors_cmd,
     crawl_cmd,
     db_cmd,
+    deadletters_cmd,
     demo_cmd,
     fakeweb_cmd,
     fx_cmd,
@@ -56,6 +57,7 @@ app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(cert_cmd.app, name="cert")
 app.add_typer(tokens_cmd.app, name="tokens")
 app.add_typer(fx_cmd.app, name="fx")
+app.add_typer(deadletters_cmd.app, name="deadletters")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)
 app.command("fakeweb")(fakeweb_cmd.fakeweb)

@@ -1,11 +1,15 @@
-"""``rareindex connectors list``: what the registry holds, and its stored runtime state."""
+"""``rareindex connectors list|check``: what the registry holds, and its stored runtime state;
+``rareindex connectors pause|resume|disable|enable|maintenance ID [--reason TEXT]``: the operator's
+status commands (see :mod:`rareindex.storage.connector_status`), logged with the OS user and why."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
 from typing import Annotated
 
+import structlog
 import typer
 from rich.table import Table
 
@@ -13,11 +17,17 @@ from ..check import check_connector
 from ..fetching import require_runnable
 from ..registry import Registry, load_registry
 from ..storage import current_revision
-from ..storage.connector_rows import list_connectors
-from ._common import console, database, errors, settings_of
+from ..storage.connector_rows import list_connectors, sync_connectors
+from ..storage.connector_status import Action, ConnectorNotFound, StatusConflict, change_status
+from ._common import console, database, errors, migrated_database, settings_of
 from ._fakeweb import fake_web_settings
 
-app = typer.Typer(help="Inspect the connector registry.", no_args_is_help=True)
+app = typer.Typer(
+    help="Inspect the connector registry; pause, resume, disable, enable or put a connector in "
+    "maintenance.",
+    no_args_is_help=True,
+)
+log = structlog.get_logger(__name__)
 
 
 def registry_table(registry: Registry, stored: dict[str, tuple[str, int]] | None = None) -> Table:
@@ -127,3 +137,86 @@ def check_cmd(
         errors.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def operator() -> str:
+    """Who runs this command: ``user:<OS login>`` (``user:uid-<n>`` when there is no login)."""
+    try:
+        return f"user:{getpass.getuser()}"
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (a bare container)
+        import os
+
+        return f"user:uid-{os.getuid()}"
+
+
+ReasonOption = Annotated[
+    str | None, typer.Option("--reason", help="Why: stored with the status and logged.")
+]
+IdArgument = Annotated[str, typer.Argument(help="The connector's id (slug).")]
+
+
+def _change(ctx: typer.Context, connector_id: str, action: Action, reason: str | None) -> None:
+    settings = settings_of(ctx)
+    by = operator()
+    engine = migrated_database(settings)
+    registry = load_registry(settings.connectors_dir)
+    with engine.begin() as conn:  # a connector never crawled yet is stored, so it can be paused
+        sync_connectors(conn, registry)
+    try:
+        change = change_status(engine, connector_id, action, by=by, reason=reason)
+    except ConnectorNotFound as exc:
+        errors.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except StatusConflict as exc:
+        errors.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    log.info(
+        "connector.status_changed" if change.changed else "connector.status_unchanged",
+        connector=connector_id,
+        action=action,
+        before=change.previous_status,
+        status=change.status,
+        by=by,
+        reason=change.reason,
+    )
+    why = f": {change.reason}" if change.reason else ""
+    if change.changed:
+        console.print(
+            f"{connector_id}: {change.previous_status} -> {change.status} (by {by}{why})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
+        console.print(f"{connector_id}: already {change.status}", highlight=False)
+
+
+@app.command("pause")
+def pause_cmd(ctx: typer.Context, connector_id: IdArgument, reason: ReasonOption = None) -> None:
+    """Pause a connector: the scheduler enqueues nothing for it until `resume`."""
+    _change(ctx, connector_id, "pause", reason)
+
+
+@app.command("resume")
+def resume_cmd(ctx: typer.Context, connector_id: IdArgument, reason: ReasonOption = None) -> None:
+    """Resume a paused connector (a disabled or maintenance one needs `enable`)."""
+    _change(ctx, connector_id, "resume", reason)
+
+
+@app.command("maintenance")
+def maintenance_cmd(
+    ctx: typer.Context, connector_id: IdArgument, reason: ReasonOption = None
+) -> None:
+    """Put a connector in maintenance: not scheduled, MAINTENANCE in health, until `enable`."""
+    _change(ctx, connector_id, "maintenance", reason)
+
+
+@app.command("disable")
+def disable_cmd(ctx: typer.Context, connector_id: IdArgument, reason: ReasonOption = None) -> None:
+    """Disable a connector: not scheduled, DISABLED in health, until `enable`."""
+    _change(ctx, connector_id, "disable", reason)
+
+
+@app.command("enable")
+def enable_cmd(ctx: typer.Context, connector_id: IdArgument, reason: ReasonOption = None) -> None:
+    """Make a disabled (or maintenance) connector active again."""
+    _change(ctx, connector_id, "enable", reason)

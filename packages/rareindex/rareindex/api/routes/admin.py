@@ -1,7 +1,8 @@
 """``/api/admin/*``: what an external monitor polls, and the operator's control endpoints.
 
 Reads: ``GET connectors``, ``GET coverage``, ``GET deadletters`` (any live token). Control:
-``POST connectors/{id}/pause``, ``…/resume``, ``POST deadletters/{id}/requeue`` (admin tokens).
+``POST deadletters/{id}/requeue`` (admin tokens); ``POST connectors/{id}/pause`` and the other
+status commands are in :mod:`.connector_status`.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
 
 from ...storage.admin_queries import (
-    ConnectorNotFound,
     ConnectorOverview,
-    StatusConflict,
     connector_overviews,
     coverage,
     release_requeue,
-    set_connector_status,
 )
 from ...storage.dead_letters import DeadLetter, list_dead_letters, mark_requeued
 from ...storage.fx_coverage import FxCoverage, fx_coverage
@@ -33,7 +31,6 @@ from ..schemas import (
     BudgetLeft,
     ConnectorCost,
     ConnectorsResponse,
-    ConnectorStatusChange,
     ConnectorView,
     CoverageResponse,
     CoverageRow,
@@ -201,39 +198,6 @@ def get_coverage(state: State) -> CoverageResponse:
             for c in cells
         ],
     )
-
-
-def _change_status(state: ApiState, connector_id: str, status: str) -> ConnectorStatusChange:
-    try:
-        before, after = set_connector_status(state.engine, connector_id, status)
-    except ConnectorNotFound as exc:
-        raise ApiError(404, "unknown_connector", str(exc)) from None
-    except StatusConflict as exc:
-        raise ApiError(409, "status_conflict", str(exc)) from None
-    log.info("connector.status_changed", connector=connector_id, before=before, status=after)
-    return ConnectorStatusChange(id=connector_id, previous_status=before, status=after)
-
-
-@router.post(
-    "/connectors/{connector_id}/pause",
-    response_model=ConnectorStatusChange,
-    dependencies=[Depends(require_admin)],
-    responses=error_responses(403, 404, 409),
-)
-def pause_connector(connector_id: str, state: State) -> ConnectorStatusChange:
-    """Set the connector ``paused``: the scheduler enqueues nothing for it until resumed."""
-    return _change_status(state, connector_id, "paused")
-
-
-@router.post(
-    "/connectors/{connector_id}/resume",
-    response_model=ConnectorStatusChange,
-    dependencies=[Depends(require_admin)],
-    responses=error_responses(403, 404, 409),
-)
-def resume_connector(connector_id: str, state: State) -> ConnectorStatusChange:
-    """Set a paused connector ``active`` again."""
-    return _change_status(state, connector_id, "active")
 
 
 def _letter_out(letter: DeadLetter) -> DeadLetterView:
