@@ -31,6 +31,7 @@ from . import metrics
 from .body_guard import BodyGuard
 from .errors import install_error_handlers
 from .routes import admin, certificates, health
+from .routes import pricing as pricing_routes
 from .routes.connector_status import router as status_router
 from .state import ApiState, Requeue
 
@@ -149,5 +150,6 @@ def create_app(
     for router in (health.router, metrics.router, admin.router, certificates.router):
         app.include_router(router)
     app.include_router(status_router)
+    app.include_router(pricing_routes.router)
     _document_guards(app)
     return app

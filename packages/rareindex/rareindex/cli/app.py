@@ -34,6 +34,7 @@ from . import (
     fakeweb_cmd,
     fx_cmd,
     health_cmd,
+    index_cmd,
     inspect_cmd,
     replay_cmd,
     report_cmd,
@@ -57,6 +58,7 @@ app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(cert_cmd.app, name="cert")
 app.add_typer(tokens_cmd.app, name="tokens")
 app.add_typer(fx_cmd.app, name="fx")
+app.add_typer(index_cmd.app, name="index")
 app.add_typer(deadletters_cmd.app, name="deadletters")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)

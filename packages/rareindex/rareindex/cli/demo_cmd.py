@@ -113,6 +113,10 @@ def demo(ctx: typer.Context) -> None:
 
     demo_report(engine, settings, registry)
 
+    from .index_cmd import print_price_index  # the price index over what the demo stored
+
+    print_price_index(engine)
+
 
 def collected_table(engine: Engine, registry: Registry) -> Table:
     """What the crawl collected and the normalizer made of it: per connector, raw records, the

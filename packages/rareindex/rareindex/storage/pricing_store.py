@@ -55,6 +55,7 @@ __all__ = [
     "grade_label",
     "index_ids",
     "index_series",
+    "most_sold_estimates",
     "rebuild",
     "sale_records",
     "stored_estimate",
@@ -300,6 +301,17 @@ def stored_estimate(conn: Connection, variant_id: str) -> Estimate | None:
         select(price_estimates).where(price_estimates.c.variant_id == variant_id)
     ).one_or_none()
     return None if row is None else _estimate(row)
+
+
+def most_sold_estimates(conn: Connection, *, top: int) -> list[tuple[str, Estimate]]:
+    """``(variant id, estimate)`` of the ``top`` direct estimates resting on the most sales."""
+    rows = conn.execute(
+        select(price_estimates)
+        .where(price_estimates.c.basis == "direct")
+        .order_by(price_estimates.c.n_sales.desc(), price_estimates.c.variant_id)
+        .limit(top)
+    )
+    return [(r.variant_id, _estimate(r)) for r in rows]
 
 
 def asset_estimates(conn: Connection, asset_id: str) -> list[tuple[str, Estimate]]:
