@@ -3,7 +3,9 @@
 Routes raise :class:`ApiError`; the handlers installed by :func:`install_error_handlers` also turn
 FastAPI's own 404/405, request-validation errors, a database outage (503
 ``database_unavailable``, with ``Retry-After``) and unexpected exceptions (500, logged as
-``api.failed`` with the traceback) into that shape, so a client parses one thing.
+``api.failed`` with the traceback) into that shape, so a client parses one thing — and
+:func:`install_error_handlers` says so in the OpenAPI document: every 422 there is an
+:class:`ErrorBody`, not FastAPI's ``HTTPValidationError`` (which the server never sends).
 """
 
 from __future__ import annotations
@@ -96,7 +98,46 @@ async def _unexpected(request: Request, exc: Exception) -> Any:
     return _json(500, "internal_error", "an unexpected error; the server log has it (api.failed)")
 
 
+_UNREADABLE = "the body cannot be read as JSON: not UTF-8, or not a JSON document (`bad_request`)"
+_VALIDATION = "the request does not match this document (`bad_request`, the first problems named)"
+
+
+def _document_validation_errors(app: FastAPI) -> None:
+    """Every documented 422 is :class:`ErrorBody`, as :func:`_validation_error` answers (FastAPI's
+    own ``HTTPValidationError`` and ``ValidationError`` schemas leave the document), and every
+    operation with a body documents the 400 FastAPI raises for one it cannot decode."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        spec = build()
+        error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+        for operations in spec["paths"].values():
+            for operation in operations.values():
+                if "requestBody" in operation:
+                    operation["responses"].setdefault(
+                        "400", {"description": _UNREADABLE, "content": error}
+                    )
+                answer = operation.get("responses", {}).get("422")
+                if answer is not None:
+                    described = answer.get("description", "Validation Error")
+                    answer["content"] = error
+                    answer["description"] = (
+                        _VALIDATION if described == "Validation Error" else described
+                    )
+        schemas = spec.get("components", {}).get("schemas", {})
+        for name in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(name, None)
+        app.openapi_schema = spec
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    """The handlers above, and the OpenAPI document saying what they answer."""
+    _document_validation_errors(app)
     app.add_exception_handler(Exception, _unexpected)
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -10,7 +10,9 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from ..certs.extract import GRADERS
 
 __all__ = [
     "Breaker",
@@ -210,13 +212,51 @@ class RequeueResponse(_Out):
     requeued: bool = True
 
 
+def any_case(word: str) -> str:
+    """``"psa"`` -> ``"[Pp][Ss][Aa]"``: JSON Schema patterns have no flags."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)
+
+
+GRADER_PATTERN = "(?:" + "|".join(map(any_case, (*GRADERS, "BECKETT"))) + ")"
+"""A grader's token (``BECKETT`` is BGS), in any case."""
+CERT_NUMBER_PATTERN = "#?[0-9]{7,10}(?:-[0-9]{3})?"
+"""7-10 ASCII digits, optionally ``-NNN``, after an optional ``#``."""
+_LABEL = f"{any_case('cert')}(?:{any_case('ification')})?"
+_LABEL += f"(?: *(?:{any_case('no')}\\.?|{any_case('number')}))?"
+TARGET_PATTERN = f"^(?:{GRADER_PATTERN}[ :#]+)?(?:{_LABEL}[ :#]*)?{CERT_NUMBER_PATTERN}$"
+"""What ``rareindex.certs.lookup`` reads as a cert number, spaces and separators kept simple so
+every string the pattern matches is one it accepts: ``PSA 12345678``, ``cert# 4321000-001``. The
+lookup route refuses any other target (422 ``bad_input``), so the document says exactly what the
+server takes."""
+
+_ONE_OF: list[JsonValue] = [
+    {"required": [given], "properties": {given: {"type": "string"}, other: {"type": "null"}}}
+    for given, other in (("url", "target"), ("target", "url"))
+]
+"""The one-of rule of :class:`LookupRequest` in its JSON Schema: one key a string, the other
+absent or null (``_one_of`` enforces the same)."""
+
+
 class LookupRequest(BaseModel):
     """A listing URL or a certificate number: ``{"url": …}`` or ``{"target": …}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"oneOf": _ONE_OF})
 
-    url: str | None = Field(default=None, max_length=2048, examples=["https://shop.example/p/1"])
-    target: str | None = Field(default=None, max_length=2048, examples=["PSA 12345678"])
+    url: str | None = Field(
+        default=None,
+        max_length=2048,
+        examples=["https://shop.example/p/1"],
+        description="an http(s) listing URL; refused (422 unsafe_url, no_connector) when the "
+        "SSRF policy refuses it or no connector reads it",
+    )
+    target: str | None = Field(
+        default=None,
+        max_length=2048,
+        json_schema_extra={"pattern": TARGET_PATTERN},  # the route checks it: 422 bad_input
+        examples=["PSA 12345678", "cert# 4321000-001"],
+        description="a cert number (7-10 ASCII digits, optionally -NNN), optionally after a "
+        "grader and a `cert`/`cert no.` label",
+    )
 
     @model_validator(mode="after")
     def _one_of(self) -> LookupRequest:

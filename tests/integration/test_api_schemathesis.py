@@ -1,0 +1,205 @@
+"""The admin API against its own OpenAPI document, fuzzed by schemathesis over a real socket.
+
+One ``rareindex api`` process serves an embedded SQLite database seeded with the admin API's test
+index (sources, connectors, runs, sales, a dead letter, a pending certificate); its only connector
+is the grading registry, whose host is the fake web on 127.0.0.1, so a cert lookup is verified
+for real and a listing URL is refused or read from the fake web. The loopback-only guard refuses
+any connection off 127.0.0.1. Every operation is generated from the document the
+server publishes and run through every default check (status codes and bodies as documented,
+negative data rejected, positive data accepted, auth not ignored, …) three ways: with an admin
+token, with a read token, and with no token at all. Examples per operation are few and no
+deadline applies, so the file stays within about a minute on a slow machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis import BaseSchema, Case
+from schemathesis.config import SchemathesisConfig
+
+from rareindex.storage import make_engine
+from rareindex.storage.cert_store import add_pending
+from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from tests.cli_helpers import REPO
+from tests.unit.rareindex.api.api_helpers import make_app, seed
+
+GUARD = REPO / "tests" / "faults" / "loopback_only"
+EXAMPLES = 8
+"""Examples per operation and identity: 15 operations x 3 identities stay well under a minute."""
+
+
+@dataclass(frozen=True)
+class LiveApi:
+    base: str
+    admin_token: str
+    read_token: str
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def live_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApi]:
+    root = tmp_path_factory.mktemp("schemathesis")
+    url = f"sqlite:///{root / 'rareindex.db'}"
+    engine = make_engine(url)
+    data = seed(engine)
+    with engine.begin() as conn:
+        add_pending(conn, [("PSA", "12345678")])
+    engine.dispose()
+    connectors = root / "connectors"  # the shipped policies and the grading registry only
+    (connectors / "api").mkdir(parents=True)
+    shutil.copy(REPO / "connectors" / "api" / "grading-registry.py", connectors / "api")
+    shutil.copy(REPO / "connectors" / "domains.json", connectors / "domains.json")
+    shutil.copytree(REPO / "connectors" / "domains.d", connectors / "domains.d")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
+    paths = [GUARD, REPO / "packages/connectors", REPO / "packages/rareindex", REPO]
+    env |= {
+        "PYTHONPATH": os.pathsep.join(str(p) for p in paths),
+        "RI_DATABASE_URL": url,
+        "RI_DATA_DIR": str(root),
+        "RI_CONNECTORS_DIR": str(connectors),
+        "RI_LOG_LEVEL": "warning",
+    }
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    web = serve_asgi(FakeWeb().app)
+    web_port = urlsplit(web.__enter__()).port
+    env["RI_CONNECT_TO"] = json.dumps({h: f"127.0.0.1:{web_port}" for h in FAKE_HOSTS})
+    with (root / "api.out").open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workers", "api", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=REPO,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"rareindex api exited: {(root / 'api.out').read_text()}")
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("rareindex api did not answer /health within 60 s")
+            time.sleep(0.2)
+        TOKENS.update(admin=data.admin_token, read=data.read_token)
+        yield LiveApi(base, data.admin_token, data.read_token)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        web.__exit__(None, None, None)
+    log = (root / "api.out").read_text()
+    assert "api.failed" not in log, log[-4000:]  # no 500 was logged, whatever the checks said
+
+
+def _document() -> dict[str, object]:
+    """The OpenAPI document, built the way the server builds it (schemathesis' lazy loading from
+    a fixture does not run on pytest 9): ``test_the_server_publishes_this_document`` checks the
+    live one is the same."""
+    root = Path(tempfile.mkdtemp(prefix="ri-openapi-"))
+    try:
+        engine = make_engine(f"sqlite:///{root / 'x.db'}")
+        document = make_app(engine, root).openapi()
+        engine.dispose()
+        return document
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+DOCUMENT = _document()
+TOKENS: dict[str, str] = {}
+"""The seeded tokens by role, filled by ``live_api`` (the schemas are built at import)."""
+CONFIG = SchemathesisConfig.from_str(
+    """
+# POST /api/lookup fetches the URL it is given, so two answers depend on the world outside
+# the document, and both are documented on the route: a URL the server will not fetch (it
+# resolves to a private address, or no connector reads its host) is refused 422 with the
+# reason (unsafe_url, no_connector); a host that does not resolve, or a source that fails, is
+# 502 fetch_failed. No JSON Schema can say which URLs those are, so for this one operation the
+# positive-data check also takes that 422 and the server-error check that 502. Every other
+# check, and every other operation, runs as schemathesis ships it.
+[[operations]]
+include-path = "/api/lookup"
+checks.positive_data_acceptance.expected-statuses = [
+    "2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx",
+]
+checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]
+"""
+)
+
+
+def _schema(role: str | None) -> BaseSchema:
+    """The document, sending the ``role``'s token (none: no token) except where a case leaves
+    the credentials out on purpose (schemathesis' negative auth cases)."""
+    schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)
+    if role is not None:
+
+        @schema.auth(refresh_interval=None)  # the token is known once live_api ran
+        class Bearer:
+            def get(self, case: Case, ctx: object) -> str:
+                return TOKENS.get(role, "")
+
+            def set(self, case: Case, data: str, ctx: object) -> None:
+                case.headers = {**(case.headers or {}), "Authorization": f"Bearer {data}"}
+
+    return schema
+
+
+def test_the_server_publishes_this_document(live_api: LiveApi) -> None:
+    assert httpx.get(f"{live_api.base}/openapi.json", timeout=30).json() == DOCUMENT
+
+
+BOUNDED = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+@_schema("admin").parametrize()
+@BOUNDED
+def test_every_check_with_an_admin_token(case: Case, live_api: LiveApi) -> None:
+    case.call_and_validate(base_url=live_api.base, timeout=30)
+
+
+@_schema("read").parametrize()
+@BOUNDED
+def test_every_check_with_a_read_token(case: Case, live_api: LiveApi) -> None:
+    case.call_and_validate(base_url=live_api.base, timeout=30)
+
+
+@_schema(None).parametrize()
+@BOUNDED
+def test_every_check_without_a_token(case: Case, live_api: LiveApi) -> None:
+    case.call_and_validate(base_url=live_api.base, timeout=30)
