@@ -1,7 +1,7 @@
 """The operator's commands on SQLite and PostgreSQL: ``rareindex connectors pause|resume|disable|
 enable|maintenance ID --reason`` and their admin API twins store the status with who and why and
 log it; health shows DISABLED and MAINTENANCE; the scheduler skips such a connector with the
-reason logged; ``rareindex deadletters list --json``."""
+reason logged, and ``rareindex crawl`` refuses it; ``rareindex deadletters list --json``."""
 
 from __future__ import annotations
 
@@ -169,6 +169,11 @@ def test_cli_commands_store_and_log_who_and_why_and_health_shows_them(
     assert health.exit_code == 0, health.output
     statuses = {s["connector_id"]: s["status"] for s in json.loads(health.stdout)}
     assert statuses == {"cards-shop": "MAINTENANCE", "comics-woo": "DISABLED"}
+
+    crawl = run("crawl", "comics-woo")  # nothing is fetched for a disabled connector
+    assert crawl.exit_code != 0
+    assert "'comics-woo' is disabled by user:alice: shop closed" in str(crawl.exception)
+    assert "rareindex connectors enable comics-woo" in str(crawl.exception)
 
     again = run("connectors", "disable", "comics-woo", "--reason", "a second time")
     assert again.exit_code == 0 and "already disabled" in again.stdout

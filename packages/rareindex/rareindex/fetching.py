@@ -1,7 +1,9 @@
 """Build the fetch stack (policy, gates, engines, router) from the settings.
 
-Embedded mode gates in-process; a fleet shares gates through Redis (``RI_GATES_URL``, or the
-broker when it is Redis), so every worker on every machine respects one host's limits. Paid
+Embedded mode shares gates between the processes of the machine through lock files under
+``RI_DATA_DIR/data/gates`` (two ``rareindex crawl`` commands are as polite as one); a fleet shares
+them through Redis (``RI_GATES_URL``, or the broker when it is Redis), so every worker on every
+machine respects one host's limits, and ``rareindex worker`` refuses to start without either. Paid
 engines get their keys and API URLs from settings (never from policy files); without a key they
 stay registered and the router skips them with the reason logged.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from rareindex_connectors import (
     ApiEngine,
@@ -23,6 +26,7 @@ from rareindex_connectors import (
     CostEntry,
     EngineName,
     FirecrawlEngine,
+    GateBackend,
     HostGates,
     MemoryGateBackend,
     PolicySet,
@@ -31,11 +35,18 @@ from rareindex_connectors import (
     SafeResolver,
     ScrapflyEngine,
 )
+from rareindex_connectors._gates.filelock import FileGateBackend
 
 from .errors import ConfigError
 from .settings import Settings
 
-__all__ = ["FetchStack", "build_fetch_stack", "load_policies", "require_runnable"]
+__all__ = [
+    "FetchStack",
+    "build_fetch_stack",
+    "embedded_gates_dir",
+    "load_policies",
+    "require_runnable",
+]
 
 
 @dataclass(slots=True)
@@ -59,6 +70,11 @@ def load_policies(settings: Settings) -> PolicySet:
     return PolicySet.load(settings.connectors_dir, override=settings.policy_override)
 
 
+def embedded_gates_dir(settings: Settings) -> Path:
+    """Where embedded processes keep the host gates they share (beside the blobs)."""
+    return settings.data_dir.resolve() / "data" / "gates"
+
+
 def build_fetch_stack(
     settings: Settings,
     *,
@@ -69,7 +85,13 @@ def build_fetch_stack(
     """Everything a crawl needs to fetch politely, configured for this mode."""
     policies = policies or load_policies(settings)
     gates_url = settings.gates_url_or_default()
-    backend = RedisGateBackend.from_url(gates_url) if gates_url else MemoryGateBackend()
+    backend: GateBackend
+    if gates_url:
+        backend = RedisGateBackend.from_url(gates_url)
+    elif settings.mode == "embedded":
+        backend = FileGateBackend(embedded_gates_dir(settings))
+    else:  # a fleet without RI_GATES_URL: `rareindex worker` refuses to start before this
+        backend = MemoryGateBackend()
     gates = HostGates(backend)
     resolver = resolver or SafeResolver(static=settings.connect_to)
 

@@ -7,16 +7,20 @@ from pathlib import Path
 
 from rareindex.fetching import build_fetch_stack
 from rareindex.settings import Settings
-from rareindex_connectors import MemoryGateBackend, RedisGateBackend
+from rareindex_connectors import RedisGateBackend
+from rareindex_connectors._gates.filelock import FileGateBackend
 
 
 def settings(**values: object) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-def test_embedded_gates_in_process_and_skips_paid_engines_without_keys() -> None:
-    stack = build_fetch_stack(settings())
-    assert isinstance(stack.gates.backend, MemoryGateBackend)
+def test_embedded_gates_shared_by_lock_files_and_skips_paid_engines_without_keys(
+    tmp_path: Path,
+) -> None:
+    stack = build_fetch_stack(settings(data_dir=tmp_path))
+    assert isinstance(stack.gates.backend, FileGateBackend)  # shared by the machine's processes
+    assert stack.gates.backend.directory == tmp_path.resolve() / "data" / "gates"
     reasons = {name: e.unavailable_reason() for name, e in stack.router.engines.items()}
     assert reasons == {
         "api": None,

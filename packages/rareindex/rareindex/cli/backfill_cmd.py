@@ -60,6 +60,7 @@ from ..storage import BlobStore, Engine, RawRecordStore, current_revision
 from ..storage.connector_rows import sync_connectors
 from ._common import console, database, errors, settings_of
 from ._fakeweb import fake_web_settings
+from .crawl_cmd import RawOnlyOption, index_stored
 
 __all__ = ["app", "status_table"]
 
@@ -172,9 +173,13 @@ class _Live:
     total: int | None
 
 
-def _run_here(settings: Settings, db: Engine, backfill: Backfill, *, fake_web: bool) -> None:
-    """Run the campaign's slices in this process with a progress bar, then say how it ended."""
-    connector = load_registry(settings.connectors_dir).get(backfill.connector_id)
+def _run_here(
+    settings: Settings, db: Engine, backfill: Backfill, *, fake_web: bool, raw_only: bool = False
+) -> None:
+    """Run the campaign's slices in this process with a progress bar, then say how it ended;
+    unless ``raw_only``, each slice's raw records are normalized and resolved right after it."""
+    registry = load_registry(settings.connectors_dir)
+    connector = registry.get(backfill.connector_id)
     columns = (
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -208,6 +213,9 @@ def _run_here(settings: Settings, db: Engine, backfill: Backfill, *, fake_web: b
             progress.update(task, completed=live.base + live.pages, total=live.total)
 
         def on_slice(result: SliceResult) -> None:
+            if not raw_only and result.summary is not None and result.summary.raw_ids:
+                line = index_stored(db, registry, result.summary.raw_ids, settings)
+                progress.console.print(line, highlight=False)
             after = result.backfill
             live.base, live.pages, live.total = after.pages_processed, 0, after.total_pages
             if after.status == "completed" and not live.total:
@@ -289,8 +297,10 @@ def start_cmd(
     page_budget: Annotated[int, typer.Option(help="Pages a slice (one run) may fetch.")] = 50,
     run: RunOpt = False,
     fake_web: FakeWebOpt = False,
+    raw_only: RawOnlyOption = False,
 ) -> None:
-    """Start a backfill campaign; with --run, run it here (Ctrl-C pauses after the slice)."""
+    """Start a backfill campaign; with --run, run it here (Ctrl-C pauses after the slice) and
+    normalize and resolve each slice's records (unless --raw-only)."""
     settings = settings_of(ctx)
     since_at = _since(since)
     if page_budget < 1:
@@ -308,12 +318,15 @@ def start_cmd(
             f"the scheduler continues it; or run it here: `rareindex backfill run {connector_id}`"
         )
         return
-    _run_here(settings, db, backfill_status(db, backfill_id), fake_web=fake_web)
+    _run_here(settings, db, backfill_status(db, backfill_id), fake_web=fake_web, raw_only=raw_only)
 
 
 @app.command("run")
-def run_cmd(ctx: typer.Context, ref: IdArg, fake_web: FakeWebOpt = False) -> None:
-    """Run a running campaign's slices here — also to take over from a crawler that died."""
+def run_cmd(
+    ctx: typer.Context, ref: IdArg, fake_web: FakeWebOpt = False, raw_only: RawOnlyOption = False
+) -> None:
+    """Run a running campaign's slices here — also to take over from a crawler that died —
+    normalizing and resolving each slice's records (unless --raw-only)."""
     settings = settings_of(ctx)
     db = _db(settings)
     backfill = backfill_status(db, ref)
@@ -322,7 +335,7 @@ def run_cmd(ctx: typer.Context, ref: IdArg, fake_web: FakeWebOpt = False) -> Non
         raise BackfillError(
             f"backfill {backfill.id} of {backfill.connector_id} is {backfill.status}; {hint}"
         )
-    _run_here(settings, db, backfill, fake_web=fake_web)
+    _run_here(settings, db, backfill, fake_web=fake_web, raw_only=raw_only)
 
 
 @app.command("status")
@@ -342,7 +355,11 @@ def pause_cmd(ctx: typer.Context, ref: IdArg) -> None:
 
 @app.command("resume")
 def resume_cmd(
-    ctx: typer.Context, ref: IdArg, run: RunOpt = False, fake_web: FakeWebOpt = False
+    ctx: typer.Context,
+    ref: IdArg,
+    run: RunOpt = False,
+    fake_web: FakeWebOpt = False,
+    raw_only: RawOnlyOption = False,
 ) -> None:
     """Resume a paused (or failed) campaign from its committed cursor."""
     settings = settings_of(ctx)
@@ -353,7 +370,7 @@ def resume_cmd(
         f"{resumed.pages_processed} pages"
     )
     if run:
-        _run_here(settings, db, resumed, fake_web=fake_web)
+        _run_here(settings, db, resumed, fake_web=fake_web, raw_only=raw_only)
 
 
 @app.command("cancel")

@@ -1,9 +1,11 @@
-"""``rareindex crawl ID``: one crawl run now, with a live progress bar, then its summary."""
+"""``rareindex crawl ID``: one crawl run now, with a live progress bar, then its summary; then
+the records it stored are normalized and resolved here, as a fleet's workers would
+(``--raw-only`` keeps them raw for a later ``rareindex replay``)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.progress import (
@@ -18,17 +20,52 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from rareindex_connectors import Connector
+
 from ..crawl import RunSummary, run_connector
 from ..errors import ConfigError
 from ..fetching import build_fetch_stack, require_runnable
-from ..registry import load_registry
+from ..registry import Registry, load_registry
 from ..settings import Settings
 from ..storage import BlobStore, Engine, RawRecordStore, current_revision
 from ..storage.connector_rows import sync_connectors
+from ..storage.connector_status import StatusNote, status_notes
 from ..storage.runs import takeable_run
 from ._common import console, database, settings_of
 
-__all__ = ["crawl", "crawl_connectors", "summary_table"]
+if TYPE_CHECKING:
+    from ..pipeline import PipelineResult
+
+__all__ = ["crawl", "crawl_connectors", "index_line", "index_stored", "summary_table"]
+
+RawOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--raw-only",
+        help="Store raw records only; normalize and resolve later with `rareindex replay`.",
+    ),
+]
+
+
+def index_stored(db: Engine, registry: Registry, raw_ids: list[str], settings: Settings) -> str:
+    """Normalize ``raw_ids`` and resolve what is pending (embedded mode's pipeline, the same
+    functions a fleet's normalize and resolve actors call), record the cert sightings of new
+    listings; returns one line saying what was indexed."""
+    from ..certs import record_sightings_from_listings
+    from ..pipeline import process
+
+    result = process(db, registry, raw_ids, blobs=BlobStore(settings.blob_dir))
+    record_sightings_from_listings(db)
+    return index_line(result)
+
+
+def index_line(result: PipelineResult) -> str:
+    """``indexed: 12 raw records -> 30 records (0 failed); resolved 30: 28 matched, …``."""
+    n, r = result.normalized, result.resolved
+    return (
+        f"indexed: {n.raw} raw records -> {n.records} records ({n.failed} failed); "
+        f"resolved {r.resolved}: {r.matched} matched, {r.unmatched} unmatched"
+    )
 
 
 def summary_table(summaries: list[RunSummary], title: str = "Runs") -> Table:
@@ -66,6 +103,31 @@ def summary_table(summaries: list[RunSummary], title: str = "Runs") -> Table:
     return table
 
 
+def _active_only(
+    connectors: list[Connector], notes: dict[str, StatusNote], *, named: bool
+) -> list[Connector]:
+    """The connectors the operator has not paused, disabled or put in maintenance. One named
+    on the command line that is not active is refused (with the command that brings it back);
+    in a crawl of every connector it is skipped with a line saying why."""
+    active = []
+    for connector in connectors:
+        note = notes.get(connector.meta.id)
+        if note is None or note.status == "active":
+            active.append(connector)
+            continue
+        why = f" by {note.changed_by}" if note.changed_by else ""
+        why += f": {note.reason}" if note.reason else ""
+        back = "resume" if note.status == "paused" else "enable"
+        message = (
+            f"connector {connector.meta.id!r} is {note.status}{why}; "
+            f"`rareindex connectors {back} {connector.meta.id}` first"
+        )
+        if named:
+            raise ConfigError(message)
+        console.print(f"skipped: {message}", highlight=False, soft_wrap=True)
+    return active
+
+
 async def crawl_connectors(
     settings: Settings,
     db: Engine,
@@ -75,10 +137,12 @@ async def crawl_connectors(
     max_pages: int | None = None,
     show_progress: bool = True,
     take_over: bool = False,
+    index: bool = False,
 ) -> list[RunSummary]:
     """Run each connector (all when ``slugs`` is None) once, one after another, with progress.
     With ``take_over``, a connector's queued run that no worker holds (or whose lease expired)
-    is run here instead of refusing the crawl (see :func:`takeable_run`)."""
+    is run here instead of refusing the crawl (see :func:`takeable_run`). With ``index``, the
+    raw records each run stored are normalized and resolved right after it (a line each)."""
     if current_revision(db) is None:
         raise ConfigError("the database is empty; run `rareindex db upgrade` first")
     registry = load_registry(settings.connectors_dir)
@@ -88,6 +152,8 @@ async def crawl_connectors(
             require_runnable(connector.meta, settings)
     with db.begin() as conn:
         sync_connectors(conn, registry)
+        notes = status_notes(conn)
+    connectors = _active_only(connectors, notes, named=bool(slugs))
     stack = build_fetch_stack(settings)
     store = RawRecordStore(BlobStore(settings.blob_dir))
     summaries = []
@@ -136,6 +202,9 @@ async def crawl_connectors(
                     + (f", {summary.failure_reason}" if summary.failure_reason else ""),
                 )
                 summaries.append(summary)
+                if index and summary.raw_ids:
+                    line = index_stored(db, registry, summary.raw_ids, settings)
+                    progress.console.print(f"{connector.meta.id}: {line}", highlight=False)
     finally:
         await stack.aclose()
     return summaries
@@ -155,8 +224,10 @@ def crawl(
             help="Run a connector's queued crawl here when no worker holds it (a lost message).",
         ),
     ] = False,
+    raw_only: RawOnlyOption = False,
 ) -> None:
-    """Crawl connectors now (a run each), showing progress; exit 1 if a run failed."""
+    """Crawl connectors now (a run each), showing progress, then normalize and resolve what
+    each stored (unless --raw-only); exit 1 if a run failed."""
     modes: dict[str, Literal["incremental", "backfill"]] = {
         "incremental": "incremental",
         "backfill": "backfill",
@@ -172,6 +243,7 @@ def crawl(
             mode=modes[mode],
             max_pages=max_pages,
             take_over=take_over,
+            index=not raw_only,
         )
     )
     console.print(summary_table(summaries))
