@@ -79,3 +79,16 @@ def test_the_category_index_follows_the_weekly_trend(market: tuple[Engine, dict[
     levels = [float(p.level) / 100 for p in series]
     assert levels == pytest.approx([1 + 0.02 * w for w in range(8)], rel=0.02)
     assert all(p.pairs >= 16 for p in series[1:])
+
+
+def test_sqlite_and_postgresql_publish_the_same_rows(
+    sqlite_engine: Engine, pg_engine: Engine
+) -> None:
+    tables = []
+    for engine in (sqlite_engine, pg_engine):
+        upgrade(engine)
+        seed_market(engine)
+        rebuild(engine)
+        with engine.connect() as conn:
+            tables.append(table_rows(conn))
+    assert tables[0] == tables[1]

@@ -3,23 +3,23 @@
 :func:`sale_pairs` pairs each sale of a variant with its next sale (sorted by time); a pair within
 one week says nothing about a weekly index and is dropped. ``y = ln p₂ - ln p₁``.
 
-:func:`repeat_sales_index` is chain-linked at a weekly step and never revises the past: with
-``β_w`` the log level of week ``w`` (``β`` = 0 on the first week), the level of week ``t`` is
-fitted from the pairs whose second sale falls in ``t``, each a measurement
-``β_t ≈ y + β_s`` of it against the already-published week ``s`` of its first sale. The fit is
-the Case-Shiller one restricted to that one unknown, in three stages:
+:func:`repeat_sales_index` is chain-linked at a weekly step and never revises the past. With
+``β_w`` the log level of week ``w`` (0 on the first week), it fits in the Case-Shiller way:
 
-1. an unweighted pass gives each pair a residual ``r = y + β_s - β_t``;
-2. ``r² = a + b·Δ`` is fitted by least squares over every pair (``Δ`` = weeks between the two
-   sales): a pair far apart in time carries more drift noise than a close one;
-3. the weighted pass: ``β_t = Σ w (y + β_s) / Σ w`` with ``w = 1 / (a + b·Δ)``.
+1. an unweighted joint least-squares fit of every ``β`` on ``y = β_second - β_first``;
+2. ``r² = a + b·Δ`` by least squares on its residuals (``Δ`` = weeks between the two sales): a
+   pair far apart in time carries more drift noise than a close one;
+3. week by week, a joint weighted fit (``w = 1 / (a + b·Δ)``, then a Huber-weighted second pass)
+   of the pairs inside the ``window_weeks`` up to the week. Its step from each earlier *linked*
+   week ``k`` of the window is added to ``k``'s published level, and the week's level is the mean
+   of those (a "mean splice": one noisy link does not shift every later week).
 
-A week with fewer than ``min_pairs`` pairs takes the weighted median of the ``y + β_s`` instead
-(``method="median"``: one odd pair cannot swing a thin week); a week without pairs carries the
-previous level (``method="carried"``). The published level is ``100 · exp(β_t - β_base)``: 100 at
-the base week. The band is ``β_t ± z·se`` of that week's step, ``se² = Σ w² r² / (Σ w)²`` (the
-median's ``1.2533 · 1.4826 · MAD / √n`` in a thin week). Everything is a pure function of the
-sorted pairs, so a replay gives the same numbers.
+A week with fewer than ``min_pairs`` pairs takes the weighted median of ``y + β_first`` of its
+pairs instead (``method="median"``: one odd pair cannot swing a thin week) and is not a linked
+week; a week without pairs carries the previous level (``method="carried"``). The published level
+is ``100 · exp(β_t - β_base)``: 100 at the base week. The band is ``β_t ± z·se`` of that week's
+step, ``se² = Σ w² r² / (Σ w)²`` (the median's ``1.2533 · 1.4826 · MAD / √n`` in a thin week).
+Everything is a pure function of the sorted pairs, so a replay gives the same numbers.
 
 Example:
     >>> points = repeat_sales_index(sale_pairs(sales), base=date(2026, 1, 5))  # doctest: +SKIP
@@ -250,7 +250,7 @@ def repeat_sales_index(
     window = params.window_weeks
     beta: dict[date, float] = {weeks[0]: 0.0}
     info: dict[date, tuple[float, int, str]] = {weeks[0]: (0.0, 0, "base")}
-    anchor = weeks[0]  # the last week linked through a joint fit (or the first week)
+    linked = [weeks[0]]  # weeks whose level came from a joint fit (and the first week)
     for n, week in enumerate(weeks[1:], start=1):
         span = weeks[max(0, n - window + 1) : n + 1]
         found = [p for p in by_second.get(week, ()) if p.first >= span[0]]
@@ -258,16 +258,16 @@ def repeat_sales_index(
             beta[week] = beta[weeks[n - 1]]
             info[week] = (0.0, 0, "carried")
             continue
-        if anchor < span[0]:  # no thick week inside the window: link to last week's level
-            anchor = weeks[n - 1]
         inside = [p for w in span[1:] for p in by_second.get(w, ()) if p.first >= span[0]]
         fitted = _fit(inside, span, model, robust=params.robust)
         value, se, method = _link(found, fitted, model, params.min_pairs)
-        # chain-link: the window's step from the anchor week, onto the anchor's published level
-        beta[week] = beta[anchor] + value - fitted[anchor]
+        # mean splice: the window's step from each earlier linked week inside it, onto that
+        # week's published level, averaged (no linked week inside: from last week's level)
+        anchors = [w for w in linked if w >= span[0]] or [weeks[n - 1]]
+        beta[week] = sum(beta[a] + value - fitted[a] for a in anchors) / len(anchors)
         info[week] = (se, len(found), method)
         if method == "wls":
-            anchor = week
+            linked.append(week)
     base_week = week_of(base) if base else first
     base_beta = beta.get(base_week, 0.0)
     z = NormalDist().inv_cdf((1 + params.level) / 2)

@@ -304,14 +304,25 @@ def stored_estimate(conn: Connection, variant_id: str) -> Estimate | None:
 
 
 def most_sold_estimates(conn: Connection, *, top: int) -> list[tuple[str, Estimate]]:
-    """``(variant id, estimate)`` of the ``top`` direct estimates resting on the most sales."""
+    """``(asset title · grade, estimate)`` of the ``top`` direct estimates resting on the most
+    sales."""
     rows = conn.execute(
-        select(price_estimates)
+        select(
+            price_estimates,
+            assets.c.title,
+            asset_variants.c.grader,
+            asset_variants.c.grade,
+            asset_variants.c.qualifier,
+        )
+        .join_from(price_estimates, assets, assets.c.id == price_estimates.c.asset_id)
+        .join(asset_variants, asset_variants.c.id == price_estimates.c.variant_id)
         .where(price_estimates.c.basis == "direct")
         .order_by(price_estimates.c.n_sales.desc(), price_estimates.c.variant_id)
         .limit(top)
     )
-    return [(r.variant_id, _estimate(r)) for r in rows]
+    return [
+        (f"{r.title} · {grade_label(r.grader, r.grade, r.qualifier)}", _estimate(r)) for r in rows
+    ]
 
 
 def asset_estimates(conn: Connection, asset_id: str) -> list[tuple[str, Estimate]]:
