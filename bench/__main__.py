@@ -33,6 +33,7 @@ BENCHES: tuple[tuple[str, str, list[str] | None, list[str] | None], ...] = (
         None,
     ),
     ("scheduler", "bench.scheduler", [], ["--quick"]),
+    ("index", "bench.index", [], ["--quick"]),
 )
 
 
