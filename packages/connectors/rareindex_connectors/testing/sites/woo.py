@@ -10,6 +10,10 @@ Paths:
 * ``GET /wp-json/wc/store/v1/products/<id>``: one product, or 404
   ``woocommerce_rest_product_invalid_id``.
 * ``/product/<slug>/``: the HTML product page (JSON-LD ``Product`` as WooCommerce emits it).
+
+Answers carry an ``ETag`` and are a 304 to an ``If-None-Match`` that matches
+(:mod:`._conditional`); :meth:`WooStore.reprice` changes a product or variation, as a merchant
+would, for tests of re-crawls.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ._conditional import conditional
 from ._web import Lazy, esc, html_response, json_bytes, origin, page, script_json
 from .woo_data import WooData, build_woo
 from .world import World
@@ -36,7 +41,15 @@ class WooStore:
         self.host = host
         self._data = Lazy(lambda: build_woo(seed, host, world_.get()))
 
+    def reprice(self, product_id: int, minor: int) -> None:
+        """Change the price (minor units) of the product or variation ``product_id``."""
+        prices = self._data.get().by_id[product_id]["prices"]
+        prices["price"] = prices["regular_price"] = str(minor)
+
     async def __call__(self, request: Request) -> Response:
+        return conditional(request, await self._answer(request), None)
+
+    async def _answer(self, request: Request) -> Response:
         data = self._data.get()
         path = request.url.path.rstrip("/") or "/"
         base = origin(request, self.host)
