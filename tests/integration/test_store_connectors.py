@@ -194,7 +194,8 @@ def test_check_warns_when_the_toml_currency_disagrees_with_the_feed(tmp_path: Pa
         ),
         (
             'source = "X"\nbase_url = "x.test"\ncurrency = "USD"\ncategories = ["coin"]\n',
-            "base_url: String should match pattern",
+            "base_url: Value error, 'x.test' is not an http:// or https:// address; base_url is "
+            "the store's address: http:// or https://, a host name, and optionally a market",
         ),
     ],
 )

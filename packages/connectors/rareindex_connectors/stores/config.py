@@ -8,22 +8,69 @@
     categories = ["tcg_card", "sports_card"]
     refresh_class = "ACTIVE"
 
-The slug is the file name. Unknown keys are refused, with a guess for a misspelt one; a bad value
-names its field and the valid values.
+``base_url`` may carry a market or locale sub-folder (Shopify Markets: ``https://cards.example/en-eu``;
+a WordPress in a sub-directory: ``https://example.com/shop``): every request of the connector
+(feed pages, collections, product pages and lookups) keeps it.
+
+The slug is the file name. Unknown keys are refused, with a guess for a misspelt one; every other
+error states the field's rule in words with an example (:data:`RULES`), never a bare pattern.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from .._meta import Capability, ConnectorMeta, RefreshClass
 from .._money import currency_minor_unit
 from .._normalized import Category
 from .._raw import EngineName
 
-__all__ = ["StoreConfig"]
+__all__ = ["RULES", "StoreConfig"]
+
+
+def _choices(kind: Any) -> str:
+    return ", ".join(get_args(kind))
+
+
+RULES: dict[str, str] = {
+    "id": 'the connector id, equal to the file name or left out, e.g. id = "demo-cards" '
+    "in demo-cards.toml",
+    "source": 'the shop\'s name as reports show it, not empty, e.g. source = "Demo Cards"',
+    "base_url": "the store's address: http:// or https://, a host name, and optionally a market "
+    "or locale sub-folder, without a query, a fragment or a feed path, e.g. "
+    'base_url = "https://cards.example" or base_url = "https://cards.example/en-eu"',
+    "currency": 'an ISO-4217 code of three letters, e.g. currency = "USD"',
+    "categories": f"a non-empty list of {_choices(Category)}, e.g. "
+    'categories = ["tcg_card", "sports_card"]',
+    "geography": 'a list of markets the shop serves, e.g. geography = ["US", "CA"]',
+    "refresh_class": f'one of {_choices(RefreshClass)}, e.g. refresh_class = "ACTIVE"',
+    "engines": f"a non-empty list of {_choices(EngineName)} in the order to try them, e.g. "
+    'engines = ["api"]',
+    "collections": "a list of Shopify collection handles or WooCommerce category slugs, e.g. "
+    'collections = ["pokemon", "graded"]',
+    "page_size": "a whole number of products a page, 0 for the platform's maximum (Shopify 250, "
+    "WooCommerce 100), e.g. page_size = 100",
+    "max_pages": "a whole number of pages, at least 1, per collection and run, e.g. "
+    "max_pages = 200",
+    "variations": "true or false, e.g. variations = false",
+}
+"""Each config key's rule in words, with an example: appended to every error about the key."""
+
+_SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
+_FEED_PATHS = ("products.json", "collections", "products", "wp-json", "product")
 
 
 class StoreConfig(BaseModel):
@@ -33,7 +80,7 @@ class StoreConfig(BaseModel):
 
     id: str | None = Field(default=None, description="defaults to the file name; must match it")
     source: str = Field(min_length=1, description="the shop's name, shown in reports")
-    base_url: str = Field(pattern=r"^https?://[^/\s?#]+/?$", description="the store's origin")
+    base_url: str = Field(description="the store's origin, and its market sub-folder if any")
     currency: str = Field(description="ISO-4217; Shopify feeds do not state it")
     categories: tuple[Category, ...] = Field(min_length=1)
     geography: tuple[str, ...] = ("global",)
@@ -50,6 +97,36 @@ class StoreConfig(BaseModel):
         "each); false: a variable product gives no listing. A Shopify product carries its variants",
     )
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _explain(cls, data: Any, handler: ModelWrapValidatorHandler[StoreConfig]) -> StoreConfig:
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            raise _explained(exc) from None
+
+    @field_validator("base_url")
+    @classmethod
+    def _store_address(cls, value: str) -> str:
+        text = value.strip()
+        parts = urlsplit(text)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{value!r} is not an http:// or https:// address")
+        if "@" in parts.netloc or any(c.isspace() for c in text):
+            raise ValueError(f"{value!r} carries a user name or spaces")
+        if parts.query or parts.fragment or text.endswith(("?", "#")):
+            raise ValueError(f"{value!r} has a query or a fragment")
+        segments = [s for s in parts.path.split("/") if s]
+        if not all(_SEGMENT.match(s) for s in segments):
+            raise ValueError(f"{value!r} has a path that is not a plain sub-folder")
+        feed = next((s for s in segments if s.lower() in _FEED_PATHS), None)
+        if feed is not None:
+            raise ValueError(
+                f"{value!r} points into the feed ({feed!r}); give the store's address and the "
+                "connector adds the feed's path"
+            )
+        return f"{parts.scheme}://{parts.netloc}" + "".join(f"/{s}" for s in segments)
+
     @field_validator("currency")
     @classmethod
     def _iso_currency(cls, value: str) -> str:
@@ -64,7 +141,10 @@ class StoreConfig(BaseModel):
     def meta(self, slug: str, *, platform: Literal["shopify", "woocommerce"]) -> ConnectorMeta:
         """The connector's declared identity."""
         if self.id is not None and self.id != slug:
-            raise ValueError(f"id {self.id!r} must equal the file name {slug!r} (or be left out)")
+            raise ValueError(
+                f"id {self.id!r} must equal the file name {slug!r}: leave it out, or write "
+                f'id = "{slug}"'
+            )
         origin = self.base_url.rstrip("/")
         product_path = "/products/" if platform == "shopify" else "/product/"
         capabilities: tuple[Capability, ...] = ("listing", "url_lookup")
@@ -81,6 +161,8 @@ class StoreConfig(BaseModel):
 
     @property
     def origin(self) -> str:
+        """Where every request starts: the scheme and host, and the market sub-folder if any
+        (``https://cards.example/en-eu``), without a trailing slash."""
         return self.base_url.rstrip("/")
 
     @property
@@ -93,6 +175,24 @@ def _escape(text: str) -> str:
     import re
 
     return "^" + re.escape(text)
+
+
+def _explained(exc: ValidationError) -> ValidationError:
+    """``exc`` with each message followed by its key's rule and an example (pydantic's own
+    messages say what was wrong, and some, such as a pattern mismatch, say nothing more)."""
+    details: list[InitErrorDetails] = []
+    for error in exc.errors(include_url=False):
+        key = str(error["loc"][0]) if error["loc"] else ""
+        rule = RULES.get(key)
+        text = f"{error['msg']}; {key} is {rule}" if rule else error["msg"]
+        details.append(
+            {
+                "type": PydanticCustomError(error["type"], "{text}", {"text": text}),
+                "loc": error["loc"],
+                "input": error.get("input"),
+            }
+        )
+    return ValidationError.from_exception_data(exc.title, details)
 
 
 def from_mapping(data: Any) -> StoreConfig:

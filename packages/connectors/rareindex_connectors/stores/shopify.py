@@ -3,7 +3,9 @@
 Crawls ``/products.json`` (or each configured collection's) 250 products a page until an empty
 page; one raw record per product (its JSON as the store sent it); ``normalize()`` turns each
 variant into a :class:`Listing` with identifiers and grades lifted from the title;
-``lookup()`` resolves ``/products/<handle>`` URLs.
+``lookup()`` resolves ``/products/<handle>`` URLs. A ``base_url`` with a market sub-folder
+(``https://cards.example/en-eu``) is kept on every request: ``/en-eu/products.json``,
+``/en-eu/collections/<handle>/products.json``, ``/en-eu/products/<handle>.json``.
 
 Example:
     >>> connector = ShopifyStoreConnector.from_config(
@@ -77,7 +79,8 @@ class ShopifyStoreConnector(StoreConnector):
         return await probe(ctx, url, lambda result: extract_shopify_page(result))
 
     async def lookup(self, url: str, ctx: CrawlContext) -> list[RawRecordInput]:
-        match = re.match(r"^/products/([^/?#]+)", urlsplit(url).path)
+        market = urlsplit(self.config.origin).path  # "/en-eu", or "" without a sub-folder
+        match = re.match(rf"^{re.escape(market)}/products/([^/?#]+)", urlsplit(url).path)
         if not self.meta.matches_url(url) or match is None:
             return []
         result = await ctx.fetch(
