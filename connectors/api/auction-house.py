@@ -16,6 +16,11 @@ repairs raises ``ParseError(field="ld+json")`` instead of falling back to Open G
 tell a passed lot (the snapshot is kept; the PDF still has the lot); a PDF with any rejected row
 raises too (a misread column misprices the rows after it).
 
+Revisits: in an incremental run a lot page or a sale's PDF that the budget store says is not due
+(:meth:`CrawlContext.should_fetch`) is skipped and counted; a due one is fetched conditionally
+(``If-None-Match`` / ``If-Modified-Since`` when the host gave validators), and a 304 yields
+nothing. Backfills and lookups fetch in full.
+
 Cursor ``{"sitemap": <urlset URL>, "after": <last lot URL>, "sweeps": n}``, set every 25 lots and
 at each urlset's end: locations, not positions, so a grown sitemap re-fetches rather than skips.
 A finished sweep leaves ``{"sweeps": n + 1}``; ``options.max_pages`` counts urlsets.
@@ -217,24 +222,34 @@ class AuctionHouseConnector:
         self, ctx: CrawlContext, url: str, rules: RobotsRules
     ) -> RawRecordInput | None:
         path = urlsplit(url).path
+        revisit = ctx.options.mode == "incremental"
         try:
             if not rules.can_fetch(url):
                 ctx.log.info("robots.disallowed", url=url)
             elif LOT.match(path):
-                return await self._lot_page(ctx, url)
+                if not revisit or ctx.should_fetch(url):
+                    return await self._lot_page(ctx, url, conditional=revisit)
             elif sale := SALE.match(path):
-                return await self._prices_realised(ctx, url.rstrip("/"), sale.group(1), rules)
+                pdf = f"{url.rstrip('/')}/prices-realised.pdf"
+                if not revisit or ctx.should_fetch(pdf):
+                    return await self._prices_realised(
+                        ctx, url.rstrip("/"), sale.group(1), rules, conditional=revisit
+                    )
             else:
                 ctx.log.info("sitemap.url_skipped", url=url)  # neither a lot nor a sale
         except PermanentFetchError as exc:  # gone since the sitemap was written
             ctx.log.warning("fetch.failed", url=url, status=exc.status, error=str(exc))
         return None
 
-    async def _lot_page(self, ctx: CrawlContext, url: str) -> RawRecordInput:
+    async def _lot_page(
+        self, ctx: CrawlContext, url: str, *, conditional: bool = False
+    ) -> RawRecordInput | None:
         if (match := LOT.match(urlsplit(url).path)) is None:
             raise ValueError(f"{url} is not a lot page")
         sale_id, number = match.groups()
-        result = await ctx.fetch(url, expect="text")
+        result = await ctx.fetch(url, expect="text", conditional=conditional)
+        if result.not_modified:
+            return None  # as it was when last stored
         payload: dict[str, Any] = {"kind": "lot_page", "url": url, "sale_id": sale_id}
         payload["lot_number"] = number
         try:
@@ -254,7 +269,13 @@ class AuctionHouseConnector:
         return _raw(f"lot:{sale_id}:{number}", url, payload, result)
 
     async def _prices_realised(
-        self, ctx: CrawlContext, url: str, sale_id: str, rules: RobotsRules
+        self,
+        ctx: CrawlContext,
+        url: str,
+        sale_id: str,
+        rules: RobotsRules,
+        *,
+        conditional: bool = False,
     ) -> RawRecordInput | None:
         page = (await ctx.fetch(url, expect="text")).text
         heading = _text(m.group(1)) if (m := _H1.search(page)) else ""
@@ -283,7 +304,9 @@ class AuctionHouseConnector:
             "premium_rate": str(Decimal(rate.group(1)) / 100) if rate else None,
             "titles": titles,
         }
-        result = await ctx.fetch(pdf_url, expect="binary")
+        result = await ctx.fetch(pdf_url, expect="binary", conditional=conditional)
+        if result.not_modified:
+            return None
         return _raw(f"sale:{sale_id}:prices-realised", pdf_url, payload, result)
 
     def normalize(self, raw: RawRecord) -> list[NormalizedRecord]:
@@ -322,7 +345,8 @@ class AuctionHouseConnector:
     async def lookup(self, url: str, ctx: CrawlContext) -> list[RawRecordInput]:
         if not self.meta.matches_url(url) or not (await self._robots(ctx)).can_fetch(url):
             return []
-        return [await self._lot_page(ctx, f"{ORIGIN}{urlsplit(url).path}")]
+        record = await self._lot_page(ctx, f"{ORIGIN}{urlsplit(url).path}")
+        return [record] if record is not None else []
 
 
 connector = AuctionHouseConnector()

@@ -1,5 +1,14 @@
 """What both store connectors share: paging a feed collection by collection with a resumable
-cursor ``{"collection": i, "page": n}``, and the health probe."""
+cursor ``{"collection": i, "page": n}``, and the health probe.
+
+**Conditional sweeps.** An incremental run fetches every feed page with ``conditional=True``:
+the crawler sends the ``ETag`` / ``Last-Modified`` the host gave last time, and a 304 means the
+page is as it was, so none of its products is yielded again (they would be dupes). A 304 page
+says nothing about whether a page follows; the walk goes on to the next page only when that page
+was fetched before (:meth:`CrawlContext.fetched_before`): otherwise the last sweep ended here, on
+this very (empty, or last) page. A page that changed is a 200 and is read in full, so a changed
+product is picked up on the next run. Backfill slices fetch in full: a campaign wants the bodies.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +20,13 @@ from .._errors import ConnectorError
 from .._health import ConnectorHealth
 from .._meta import ConnectorMeta
 from .._raw import RawRecordInput
-from ..adapters.pagination import Extractor, PageNumber, PageRequest, paginate
+from ..adapters.pagination import Extracted, Extractor, PageNumber, PageRequest, paginate
 from .config import StoreConfig
 
 __all__ = ["Expander", "StoreConnector", "crawl_collections", "probe"]
+
+_UNCHANGED = "__unchanged__"
+"""The key of the one marker item a 304 page is read as."""
 
 Expander = Callable[[Mapping[str, Any], CrawlContext], AsyncIterator[RawRecordInput] | None]
 """What a product leads to beyond itself: an iterator of raw records, or ``None`` (nothing)."""
@@ -37,7 +49,8 @@ async def crawl_collections(
     before the cursor moves past its page, so a crash re-fetches them with the page.
 
     A finished sweep leaves the cursor at the start with ``sweeps`` counted, so the next
-    incremental run sweeps again (unchanged items are dupes, not rows).
+    incremental run sweeps again: pages answered 304 yield nothing, and unchanged items of a
+    page that changed are dupes, not rows.
     """
     cursor: dict[str, Any] = dict(ctx.cursor or {})
     first_collection = int(cursor.get("collection", 0))
@@ -46,9 +59,18 @@ async def crawl_collections(
     if first_collection >= len(collections):  # the configured collections changed: start over
         first_collection, resume_page = 0, 1
     budget = ctx.options.max_pages or max_pages
+    revisit = ctx.options.mode == "incremental"
 
     async def fetch_page(request: PageRequest) -> FetchResult:
-        return await ctx.fetch(request.url, expect="json", params=dict(request.params))
+        params = dict(request.params)
+        return await ctx.fetch(request.url, expect="json", params=params, conditional=revisit)
+
+    def read(result: FetchResult) -> Extracted:
+        if result.not_modified:
+            # One marker item, keyed by the page's URL: an empty page would end the walk, and
+            # markers alike would read as a repeated page.
+            return Extracted(items=({_UNCHANGED: result.url},))
+        return extract(result)
 
     for index in range(first_collection, len(collections)):
         if budget <= 0:
@@ -61,22 +83,30 @@ async def crawl_collections(
         # drops the next request of a page that hits its cap, which would read as "collection
         # done" and skip the rest of it.
         async for page in paginate(
-            fetch_page, start=request, strategy=PageNumber(), extract=extract, max_pages=budget + 1
+            fetch_page, start=request, strategy=PageNumber(), extract=read, max_pages=budget + 1
         ):
-            for item in page.items:
+            unchanged = page.result.not_modified
+            for item in () if unchanged else page.items:
                 yield record(item, page.result)
                 more = expand(item, ctx) if expand is not None else None
                 if more is not None:
                     async for child in more:
                         yield child
             last_next = page.next_request
+            if (
+                unchanged
+                and last_next is not None
+                and not ctx.fetched_before(last_next.url, last_next.params)
+            ):
+                last_next = None  # the last sweep ended on this page: so does this one
             if last_next is not None:
                 ctx.set_cursor(
                     {"collection": index, "page": int(last_next.params["page"]), "sweeps": sweeps}
                 )
-            ctx.progress(pages=1, items=len(page.items), total_pages=page.total_pages)
+            items = 0 if unchanged else len(page.items)
+            ctx.progress(pages=1, items=items, total_pages=page.total_pages)
             budget -= 1
-            if budget <= 0 and last_next is not None:
+            if last_next is None or budget <= 0:
                 break
         if budget <= 0 and last_next is not None:
             return  # the page budget ran out mid-collection: resume here next run

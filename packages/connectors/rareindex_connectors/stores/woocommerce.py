@@ -5,9 +5,12 @@ and an empty page end it); one raw record per product. A ``variable`` product's 
 its cheapest variation's, so it yields no listing: each of its ``variations`` is fetched from
 ``/products/<id>`` right after it and stored as its own raw record (external id
 ``"<parent>:<id>"``); a variation gone by then (404/410) is logged and skipped.
-``variations = false`` in the config turns this off (a request per variation adds up on a store
-with thousands of them). ``normalize()`` reads minor-unit prices with the payload's own
-``currency_minor_unit``. Configured ``collections`` are category slugs.
+In an incremental run a variation is fetched only when the budget store says it is due
+(:meth:`CrawlContext.should_fetch`; skipped ones are counted), and then conditionally, so an
+unchanged one is a cheap 304. ``variations = false`` in the config turns this off (a request
+per variation adds up on a store with thousands of them). ``normalize()`` reads minor-unit
+prices with the payload's own ``currency_minor_unit``. Configured ``collections`` are category
+slugs.
 
 The feed states its currency (``prices.currency_code``) and the feed wins: the listings keep it, and
 a config ``currency`` that disagrees is one ``store.currency_disagreed`` warning per run (per feed
@@ -111,10 +114,13 @@ class WooCommerceStoreConnector(StoreConnector):
         self, product: Mapping[str, Any], ctx: CrawlContext
     ) -> AsyncIterator[RawRecordInput]:
         """Each variation of a variable product, fetched by id (the list carries only ids)."""
+        revisit = ctx.options.mode == "incremental"
         for child in woo_variation_ids(dict(product)):
             url = f"{self.config.origin}{WOO_PRODUCTS_PATH}/{child}"
+            if revisit and not ctx.should_fetch(url):
+                continue  # not due: the budget store expects it unchanged (counted as skipped)
             try:
-                result = await ctx.fetch(url, expect="json")
+                result = await ctx.fetch(url, expect="json", conditional=revisit)
             except PermanentFetchError as exc:
                 if exc.status not in (404, 410):
                     raise
@@ -122,6 +128,8 @@ class WooCommerceStoreConnector(StoreConnector):
                     "variation_gone", url=url, parent=product.get("id"), status=exc.status
                 )
                 continue
+            if result.not_modified:
+                continue  # a 304: as it was, nothing new to store
             variation = result.json()
             if not isinstance(variation, Mapping) or variation.get("id") != child:
                 raise ParseError(
