@@ -50,5 +50,8 @@ def test_build_then_show_the_index_an_estimate_and_a_ladder(
     code, out = run("index", "show", "--asset", ids["asset"])
     assert code == 0 and "PSA 10" in out and "derived from" in out
 
+    code, out = run("index", "show", "--basket", "ast_1,ast_2")
+    assert code == 0 and "basket of 2 assets" in out and "median" in out  # 6 pairs a week
+
     code, out = run("index", "show", "set:nope")
     assert code == 1 and "no index 'set:nope'" in out

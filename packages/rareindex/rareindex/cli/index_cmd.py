@@ -11,6 +11,7 @@ Example:
     $ rareindex index show category:sports
     $ rareindex index show --variant var_01J…
     $ rareindex index show --asset ast_01J…
+    $ rareindex index show --basket ast_01J…,ast_01K…
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..pricing import Estimate
+from ..pricing import Estimate, priced_sales
+from ..pricing.build import basket_index
 from ..storage import Engine
 from ..storage.pricing_store import (
     BuildSummary,
@@ -33,6 +35,7 @@ from ..storage.pricing_store import (
     index_series,
     most_sold_estimates,
     rebuild,
+    sale_records,
     stored_estimate,
 )
 from ._common import console, errors, migrated_database, settings_of
@@ -132,9 +135,16 @@ def show_cmd(
     ] = None,
     variant: Annotated[str | None, typer.Option(help="A variant id: its estimate.")] = None,
     asset: Annotated[str | None, typer.Option(help="An asset id: its grade ladder.")] = None,
+    basket: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated asset ids: their repeat-sales index, not stored."),
+    ] = None,
 ) -> None:
     """The published indices, one index week by week, a variant's estimate or a grade ladder."""
     engine = migrated_database(settings_of(ctx))
+    if basket is not None:
+        _show_basket(engine, [a.strip() for a in basket.split(",") if a.strip()])
+        return
     with engine.connect() as conn:
         if variant is not None:
             est = stored_estimate(conn, variant)
@@ -171,6 +181,18 @@ def show_cmd(
         f"{index_id}  {index_chart(points)}  (low {min(p.level for p in points):.1f}, "
         f"high {max(p.level for p in points):.1f})"
     )
+
+
+def _show_basket(engine: Engine, asset_ids: list[str]) -> None:
+    with engine.connect() as conn:
+        kept, _ = priced_sales(sale_records(conn))
+    points = [StoredIndexPoint.of(p) for p in basket_index(kept, asset_ids)]
+    if not points:
+        errors.print(f"no pairs of sales among the {len(asset_ids)} assets of the basket")
+        raise typer.Exit(1)
+    name = f"basket of {len(asset_ids)} assets"
+    console.print(_series_table(name, points))
+    console.print(f"{name}  {index_chart(points)}")
 
 
 def print_price_index(engine: Engine, out: Console = console, *, top: int = 5) -> None:
