@@ -83,6 +83,17 @@ def any_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
     return request.getfixturevalue("pg_engine")  # type: ignore[no-any-return]
 
 
+@pytest.fixture(autouse=True)
+def _own_data_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test its own ``RI_DATA_DIR`` unless it sets one: embedded processes share host gates
+    through files there (a budget spent or a breaker opened by one test must not reach the next),
+    and blobs and the demo database land there instead of the checkout."""
+    if "RI_DATA_DIR" not in os.environ:
+        monkeypatch.setenv("RI_DATA_DIR", str(tmp_path_factory.mktemp("ri-data")))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Everything under tests/integration/ carries the ``integration`` marker."""
     for item in items:

@@ -206,11 +206,7 @@ class AuctionHouseConnector:
             ctx.progress(pages=1, items=len(urls), total_pages=len(locs))
 
     async def _robots(self, ctx: CrawlContext) -> RobotsRules:
-        try:
-            result = await ctx.fetch(f"{ORIGIN}/robots.txt", expect="text")
-        except PermanentFetchError as exc:  # 404: allow all; 401/403: disallow all
-            return RobotsRules.from_status(exc.status or 404)
-        return RobotsRules.from_status(result.status, result.content)
+        return await ctx.robots(ORIGIN)  # the router's cached copy: its sitemaps, its rules
 
     async def _sitemap(self, ctx: CrawlContext, url: str) -> Sitemap:
         sitemap = parse_sitemap((await ctx.fetch(url, expect="binary")).content)

@@ -181,7 +181,7 @@ class Router:
                 f"policy allows {list(policy.engines)}"
             )
         if urlsplit(url).path != "/robots.txt":
-            rules = await self._robots(url, host, policy, order)
+            rules = await self._robots(url, host, policy, order, probe=probe)
             if rules is not None and not rules.can_fetch(url):
                 log.info("robots.disallowed", host=host, url=url)
                 raise RobotsDisallowed(
@@ -242,7 +242,13 @@ class Router:
         return rules if rules is not None else RobotsRules.allow_all()
 
     async def _robots(
-        self, url: str, host: str, policy: DomainPolicy, order: Sequence[EngineName]
+        self,
+        url: str,
+        host: str,
+        policy: DomainPolicy,
+        order: Sequence[EngineName],
+        *,
+        probe: bool = False,
     ) -> RobotsRules | None:
         """The rules for ``url`` (None: the host gave permission in writing), applying a
         ``Crawl-delay`` stricter than the policy to the host's gate."""
@@ -254,7 +260,7 @@ class Router:
         origin = origin_of(url)
 
         async def read(robots_url: str) -> tuple[int, bytes]:
-            return await self._read_robots(robots_url, host, order)
+            return await self._read_robots(robots_url, host, order, probe=probe)
 
         rules = await self.robots.rules(origin, policy, read)
         delay = robots_delay(rules)
@@ -269,26 +275,28 @@ class Router:
         return rules
 
     async def _read_robots(
-        self, url: str, host: str, order: Sequence[EngineName]
+        self, url: str, host: str, order: Sequence[EngineName], *, probe: bool = False
     ) -> tuple[int, bytes]:
         """``GET /robots.txt`` as ``(status, body)``, through the engines in the connector's
-        order: a challenge page goes to the next one, as a page's would."""
+        order: a challenge page goes to the next one, as a page's would. For a probe (a health
+        check) the read is a probe too: it skips the host's queue, not its budget."""
         blocked: Blocked | None = None
         for name in order:
             if self._skip_reason(name) is not None:
                 continue
             try:
-                result = await self.engines[name].fetch(FetchRequest(url=url, expect="text"))
-            except Blocked as exc:
-                blocked = exc
-                continue
-            except (UnsafeURL, CircuitOpen, RateLimited, BudgetExhausted):
-                raise  # answers about the host itself: the caller handles them as for any page
-            except PermanentFetchError as exc:
-                if exc.status is not None:
+                request = FetchRequest(url=url, expect="text", probe=probe)
+                result = await self.engines[name].fetch(request)
+            except FetchError as exc:
+                self._charge(name, exc.credits, url)  # a paid engine bills refusals too
+                if isinstance(exc, Blocked):
+                    blocked = exc
+                    continue
+                if isinstance(exc, UnsafeURL | CircuitOpen | RateLimited | BudgetExhausted):
+                    raise  # answers about the host itself, handled as for any page
+                if isinstance(exc, PermanentFetchError) and exc.status is not None:
                     return exc.status, b""
-                raise RobotsUnavailable(f"{url}: {exc}", url=url, host=host) from exc
-            except FetchError as exc:  # 5xx, timeouts, refused connections: not now
+                # 5xx, timeouts, refused connections: not now
                 raise RobotsUnavailable(f"{url}: {exc}", url=url, host=host) from exc
             self._charge(name, result.credits, url)
             return result.status, result.content

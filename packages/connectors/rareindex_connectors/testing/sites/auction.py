@@ -2,7 +2,8 @@
 
 Paths:
 
-* ``/robots.txt``: ``Crawl-delay: 1`` and ``Disallow: /admin/`` for ``*``, a ``Sitemap:`` line.
+* ``/robots.txt``: ``Crawl-delay: 0.02`` (the fake web's own pace: crawls obey it and stay
+  quick) and ``Disallow: /admin/`` for ``*``, a ``Sitemap:`` line.
 * ``/sitemap_index.xml.gz``: a gzipped sitemap index -> ``/sitemaps/lots-<n>.xml.gz`` (gzipped
   urlsets of 50 lot URLs with ``<lastmod>``; every seventh ``<loc>`` wrapped in CDATA) and
   ``/sitemaps/sales.xml.gz``. Served as ``application/x-gzip`` with no ``Content-Encoding``.
@@ -92,7 +93,7 @@ def _gz(xml: str) -> Response:
 def _robots(base: str) -> str:
     return (
         f"# robots.txt for {SITE}\n"
-        "User-agent: *\nCrawl-delay: 1\nDisallow: /admin/\nDisallow: /bid/\n\n"
+        "User-agent: *\nCrawl-delay: 0.02\nDisallow: /admin/\nDisallow: /bid/\n\n"
         "User-agent: GPTBot\nDisallow: /\n\n"
         f"Sitemap: {base}/sitemap_index.xml.gz\n"
     )
