@@ -32,6 +32,10 @@ API_ROUTES = [
     ("POST", "/api/admin/deadletters/msg-1/requeue"),
     ("GET", "/api/certificates/PSA/12345678"),
     ("POST", "/api/lookup"),
+    ("GET", "/api/variants/{variant_id}/estimate"),
+    ("GET", "/api/assets/{asset_id}/grade-ladder"),
+    ("GET", "/api/indices"),
+    ("GET", "/api/indices/{index_id}"),
 ]
 
 

@@ -54,7 +54,7 @@ def test_the_index_series_and_the_missing_ones(
 ) -> None:
     api, _, token = client
     listed = api.get("/api/indices", headers=bearer(token)).json()
-    assert [i["index_id"] for i in listed] == ["category:sports"]
+    assert [i["index_id"] for i in listed["indices"]] == ["category:sports"]
     series = api.get("/api/indices/category:sports", headers=bearer(token)).json()
     assert series["points"][0]["method"] == "base" and float(series["points"][0]["level"]) == 100
     assert all(p["pairs"] > 0 for p in series["points"][1:])

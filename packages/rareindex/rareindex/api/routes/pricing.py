@@ -36,6 +36,7 @@ from ..state import ApiState, api_state
 __all__ = [
     "EstimateView",
     "GradeLadderView",
+    "IndexListView",
     "IndexPointView",
     "IndexSeriesView",
     "IndexSummaryView",
@@ -142,6 +143,10 @@ class IndexSummaryView(BaseModel):
     last_week: date
 
 
+class IndexListView(BaseModel):
+    indices: list[IndexSummaryView]
+
+
 @router.get(
     "/variants/{variant_id}/estimate",
     response_model=EstimateWithEvidence,
@@ -194,14 +199,17 @@ def grade_ladder(asset_id: str, state: State) -> GradeLadderView:
     )
 
 
-@router.get("/indices", response_model=list[IndexSummaryView])
-def indices(state: State) -> list[IndexSummaryView]:
-    """Every published index: ``category:<name>`` and ``set:<id>``."""
+@router.get("/indices", response_model=IndexListView)
+def indices(state: State) -> IndexListView:
+    """Every published index: ``category:<name>`` and ``set:<id>`` (empty before a build)."""
     with state.engine.connect() as conn:
         found = index_ids(conn)
-    return [
-        IndexSummaryView(index_id=i, weeks=n, first_week=a, last_week=b) for i, n, a, b in found
-    ]
+    return IndexListView(
+        indices=[
+            IndexSummaryView(index_id=i, weeks=n, first_week=first, last_week=last)
+            for i, n, first, last in found
+        ]
+    )
 
 
 @router.get("/indices/{index_id}", response_model=IndexSeriesView, responses=error_responses(404))
