@@ -1,4 +1,5 @@
-"""Start PostgreSQL and Redis on 127.0.0.1 when they are down, so `make test` works anywhere.
+"""Start PostgreSQL, Redis and RabbitMQ on 127.0.0.1 when they are down, so `make test` works
+anywhere.
 
 Used by `make services` (and so `make test`). On a machine without them (a plain laptop) it says so
 and exits 0: the integration tests then skip with a clear reason — except under CI=true, where the
@@ -22,7 +23,10 @@ import time
 SERVICES = {
     "postgresql": (5432, "pg_ctlcluster"),
     "redis": (6379, "redis-server"),
+    "rabbitmq": (5672, "rabbitmq-server"),
 }
+BOOT_TIMEOUT_S = {"rabbitmq": 90}
+"""Seconds to wait for a started service to listen (default 30; Erlang's boot is slow)."""
 
 
 def is_up(port: int) -> bool:
@@ -39,6 +43,11 @@ def start_command(name: str) -> list[str] | None:
         if not versions or not shutil.which("pg_ctlcluster"):
             return None
         return ["pg_ctlcluster", "--skip-systemctl-redirect", versions[-1], "main", "start"]
+    if name == "rabbitmq":  # Debian's wrapper runs the node as the rabbitmq user
+        server = shutil.which("rabbitmq-server") or (
+            "/usr/sbin/rabbitmq-server" if os.path.exists("/usr/sbin/rabbitmq-server") else None
+        )
+        return None if server is None else [server, "-detached"]
     if not shutil.which("redis-server"):
         return None
     return [
@@ -68,13 +77,14 @@ def ensure(name: str, port: int) -> bool:
         return False
     print(f"services: starting {name}: {' '.join(command)}")
     subprocess.run(command, check=False)  # noqa: S603 - fixed argv, local service only
-    deadline = time.monotonic() + 30
+    timeout = BOOT_TIMEOUT_S.get(name, 30)
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if is_up(port):
             print(f"services: {name} is up on 127.0.0.1:{port}")
             return True
         time.sleep(0.5)
-    print(f"services: {name} did not come up on 127.0.0.1:{port} within 30 s")
+    print(f"services: {name} did not come up on 127.0.0.1:{port} within {timeout} s")
     return False
 
 

@@ -2,9 +2,11 @@
 
 Embedded mode uses dramatiq's ``StubBroker`` (in-process, nothing to run); fleet mode uses Redis
 (``redis://``) or RabbitMQ (``amqp://``) from ``RI_BROKER_URL``. Call once per process, before
-importing actor modules. On Redis, a worker that has not been heard from for
-``RI_BROKER_HEARTBEAT_SECONDS`` (30 s) is dead, and the messages it had prefetched are handed back
-to the queue by the next worker's maintenance (run on :data:`MAINTENANCE_CHANCE` of commands).
+importing actor modules. A RabbitMQ fleet shares its host gates through ``RI_GATES_URL`` (a
+Redis); without it :func:`require_shared_gates` refuses to start the fleet. On Redis, a worker
+that has not been heard from for ``RI_BROKER_HEARTBEAT_SECONDS`` (30 s) is dead, and the messages
+it had prefetched are handed back to the queue by the next worker's maintenance (run on
+:data:`MAINTENANCE_CHANCE` of commands).
 
 Example:
     >>> broker = configure_broker(Settings(_env_file=None))   # doctest: +SKIP
@@ -20,12 +22,34 @@ from dramatiq.brokers.stub import StubBroker
 from rareindex.errors import ConfigError
 from rareindex.settings import Settings
 
-__all__ = ["MAINTENANCE_CHANCE", "configure_broker", "verify_broker"]
+__all__ = ["MAINTENANCE_CHANCE", "configure_broker", "require_shared_gates", "verify_broker"]
 
 MAINTENANCE_CHANCE = 100_000
 """Commands in a million that also run the Redis broker's maintenance, which hands the unacked
 (prefetched) messages of a worker whose heartbeat stopped back to its queue. dramatiq's default,
 1,000, leaves them stranded for many minutes on a quiet fleet; the Lua script is cheap."""
+
+
+def require_shared_gates(settings: Settings) -> str:
+    """Refuse a fleet whose host gates would be one per process; returns where they are shared.
+
+    Workers on several machines are as polite as one only when they share the gates. With a
+    Redis broker the gates default to it; with RabbitMQ (or to keep them apart) ``RI_GATES_URL``
+    must name a Redis. Without it each worker would keep its own gates, and N workers would
+    send N times a host's limits: a fleet does not start that way.
+
+    Raises:
+        ConfigError: ``RI_BROKER_URL`` is set and no Redis for the gates is configured.
+    """
+    url = settings.gates_url_or_default()
+    if settings.broker_url is not None and url is None:
+        scheme = settings.broker_url.split("://", 1)[0]
+        raise ConfigError(
+            f"RI_GATES_URL is not set and the {scheme} broker cannot share host gates: every "
+            "worker would keep its own, and together they would exceed each host's limits; set "
+            "RI_GATES_URL=redis://host:6379/0 (a Redis every worker reaches)"
+        )
+    return url or "process"
 
 
 def configure_broker(settings: Settings) -> dramatiq.Broker:

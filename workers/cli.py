@@ -34,7 +34,7 @@ from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.dead_letters import DeadLetter, list_dead_letters, mark_requeued
 
 from .actors import PipelineSweep, declare_actors, sweep_pipeline
-from .broker import configure_broker, verify_broker
+from .broker import configure_broker, require_shared_gates, verify_broker
 
 __all__ = ["main"]
 
@@ -62,6 +62,7 @@ def worker(
     """Consume crawl messages from the broker until SIGTERM/Ctrl-C, then stop gracefully."""
     settings = settings_of(ctx)
     _fleet(settings)
+    require_shared_gates(settings)  # never a fleet of per-process gates
     broker = configure_broker(settings)
     verify_broker(broker)  # a wrong password ends the process here, not in a CRITICAL loop
     db = database(settings)
@@ -103,6 +104,8 @@ def scheduler(
 
     In a fleet the runs go to the broker; embedded, they run here, one after another."""
     settings = settings_of(ctx)
+    if settings.broker_url is not None:  # its workers' gates: refuse before enqueueing for them
+        require_shared_gates(settings)
     db = database(settings)
     if current_revision(db) is None:
         raise ConfigError("the database is empty; run `rareindex db upgrade` first")
