@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ def test_build_then_show_the_index_an_estimate_and_a_ladder(
     for name in [n for n in os.environ if n.startswith("RI_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("RI_DATA_DIR", str(tmp_path))
+    # the root callback would point structlog at this runner's stdout, closed after the test
+    monkeypatch.setattr(sys.modules["rareindex.cli.app"], "configure_logging", lambda _: None)
     engine = make_engine(f"sqlite:///{tmp_path / 'rareindex.db'}")
     upgrade(engine)
     ids = seed_market(engine)
