@@ -312,7 +312,8 @@ class PolicySet:
         from_code: bool = False,
         has_base: bool = True,
     ) -> PolicySet:
-        state = _Layered({}, {}, _private_hosts(list(private_hosts), "private_hosts (code)"))
+        given = _private_hosts(list(private_hosts), "private_hosts (code, RI_PRIVATE_HOSTS)")
+        state = _Layered({}, {}, given)
         for index, (where, document) in enumerate(documents):
             is_base = index == 0 and has_base
             if not isinstance(document, Mapping):

@@ -66,8 +66,13 @@ class FetchStack:
 
 
 def load_policies(settings: Settings) -> PolicySet:
-    """``domains.json`` + ``domains.d/`` under the connectors directory, then the override."""
-    return PolicySet.load(settings.connectors_dir, override=settings.policy_override)
+    """``domains.json`` + ``domains.d/`` under the connectors directory, then the override;
+    ``RI_PRIVATE_HOSTS`` adds to the operator's private-network list."""
+    return PolicySet.load(
+        settings.connectors_dir,
+        override=settings.policy_override,
+        private_hosts=settings.private_hosts,
+    )
 
 
 def embedded_gates_dir(settings: Settings) -> Path:

@@ -68,6 +68,11 @@ class Settings(BaseSettings):
         default=None, description="Redis for shared host gates; default: RI_BROKER_URL if redis"
     )
     policy_override: Path | None = Field(default=None, description="stricter local policy file")
+    private_hosts: list[str] = Field(
+        default_factory=list,
+        description="hosts allowed to resolve to private or loopback addresses, besides the "
+        'private_hosts of domains.json (JSON in RI_PRIVATE_HOSTS, e.g. ["nas.lan.test"])',
+    )
     broker_heartbeat_seconds: float = Field(
         default=30,
         ge=1,

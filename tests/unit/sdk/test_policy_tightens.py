@@ -163,3 +163,20 @@ def test_private_hosts_from_code_and_the_fake_web_s_in_code_policy(tmp_path: Pat
 def test_a_private_hosts_entry_must_be_a_host_name(tmp_path: Path, entry: str) -> None:
     message = _refusal(_root(tmp_path, {}, base={**BASE, "private_hosts": [entry]}))
     assert "is not a host name" in message and "*.lan.test" in message
+
+
+def test_ri_private_hosts_adds_to_the_operator_s_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rareindex.fetching import load_policies
+    from rareindex.settings import Settings
+
+    root = _root(tmp_path, {"domains": {}})
+    monkeypatch.setenv("RI_PRIVATE_HOSTS", '["nas.lan.test"]')
+    settings = Settings(_env_file=None, connectors_dir=root)  # type: ignore[call-arg]
+    policies = load_policies(settings)
+    assert policies.for_host("nas.lan.test").allow_private_network is True
+    assert policies.for_host("other.lan.test").allow_private_network is False
+    monkeypatch.setenv("RI_PRIVATE_HOSTS", '["*"]')
+    with pytest.raises(PolicyError, match="is not a host name"):
+        load_policies(Settings(_env_file=None, connectors_dir=root))  # type: ignore[call-arg]
