@@ -63,7 +63,10 @@ def build_cmd(
     ctx: typer.Context,
     base: Annotated[
         datetime | None,
-        typer.Option(formats=DAY, help="The week whose level is 100 (default: each's first)."),
+        typer.Option(
+            formats=DAY,
+            help="The week whose level is 100 (default, or outside an index: its first week).",
+        ),
     ] = None,
     as_of: Annotated[
         datetime | None,
