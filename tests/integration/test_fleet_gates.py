@@ -64,6 +64,40 @@ def test_two_processes_share_one_host_budget(redis_url: str) -> None:
     client.close()
 
 
+def test_no_worker_of_the_fleet_sends_before_a_retry_after(redis_url: str) -> None:
+    """Two processes hit a host that answers its first request 429 ``Retry-After: 1``: the
+    deferral is shared (and made while the 429's slot is still held), so the host sees that one
+    429 and nothing else until the second has passed; then every fetch goes through."""
+    prefix = f"ri:test:{secrets.token_hex(4)}:"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
+        ),
+    }
+    host = "ratelimit.fake.test"
+    with running_fake_web() as (web, base):
+        args = [redis_url, prefix, base, "3", "1"]
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.integration.retry_after_worker", *args],
+                cwd=REPO,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for worker in workers:
+            _, err = worker.communicate(timeout=60)
+            assert worker.returncode == 0, err
+    log = web.log(host)
+    assert log.count(429) == 1 and log.count(200) == 6, log.statuses
+    first, *rest = sorted(log.starts)
+    assert min(rest) >= first + 1.0 - GAP_TOLERANCE_S, [round(t - first, 3) for t in rest]
+
+
 def test_redis_backend_state_round_trips(redis_url: str) -> None:
     backend = RedisGateBackend.from_url(redis_url, prefix=f"ri:test:{secrets.token_hex(4)}:")
     import asyncio

@@ -56,6 +56,7 @@ _STRICTER: dict[str, Literal["min", "max", "subset", "unset"]] = {
     "max_retries": "min",
     "max_wait_ms": "min",
     "retry_after_cap_ms": "min",
+    "reschedule_max_ms": "max",
     "max_response_bytes": "min",
     "crawl_depth": "min",
     "backfill_max_pages": "min",
@@ -81,6 +82,12 @@ class DomainPolicy(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=10)
     max_wait_ms: int = Field(default=60_000, ge=0, description="longest in-process wait")
     retry_after_cap_ms: int = Field(default=120_000, ge=0, description="longer: reschedule")
+    reschedule_max_ms: int = Field(
+        default=6 * 3_600_000,
+        ge=60_000,
+        description="the longest Retry-After a rescheduled crawl waits for (a longer one is cut "
+        "to this, logged)",
+    )
     max_response_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     engines: tuple[EngineName, ...] = ("api", "firecrawl", "scrapfly")
     engine_options: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -186,6 +186,24 @@ def _budgeted_fetch(
     return fetch
 
 
+def _retry_not_before(exc: BaseException, stack: FetchStack, connector_id: str) -> datetime | None:
+    """When a run ended by a host's ``Retry-After`` (a 429, or a 503 that said when) may be
+    followed by the next: that time, cut to the host policy's ``reschedule_max_ms``."""
+    if not isinstance(exc, RateLimited) or exc.retry_after is None:
+        return None
+    cap = stack.policies.for_host(exc.host or "").reschedule_max_ms / 1000
+    wait = min(exc.retry_after, cap)
+    if exc.retry_after > cap:
+        log.warning(
+            "crawl.retry_after_capped",
+            connector=connector_id,
+            host=exc.host,
+            retry_after_s=int(exc.retry_after),
+            cap_s=int(cap),
+        )
+    return datetime.now(UTC) + timedelta(seconds=wait)
+
+
 async def _keep_lease(db: Engine, run: RunHandle, lost: list[LeaseLost]) -> None:
     """Renew the run's lease every third of its length while the crawl waits between commits
     (a slow host, a long ``Retry-After``): a live run is never taken over for being slow. A
@@ -303,6 +321,7 @@ async def run_connector(
             on_progress(summary, None)
 
     outcome, status, reason, error = "complete", "succeeded", None, None
+    retry_not_before: datetime | None = None
     lease_lost: list[LeaseLost] = []
     heartbeat = asyncio.create_task(_keep_lease(db, run, lease_lost))
     crawl = connector.crawl(ctx)
@@ -333,6 +352,7 @@ async def run_connector(
     except Exception as exc:  # the run ends; what was committed stays, the rest is re-fetched
         reason = failure_reason(exc)
         status, outcome, error = "failed", "failed", f"{type(exc).__name__}: {exc}"[:1000]
+        retry_not_before = _retry_not_before(exc, stack, meta.id)
         try:
             # Every record yielded before the failure is in the batch, and the connector sets a
             # cursor only after yielding what it covers: committing both together is exact.
@@ -367,6 +387,7 @@ async def run_connector(
             error=error,
             engine_stats=summary.engines,
             cost_credits=summary.credits,
+            retry_not_before=retry_not_before,
         )
     log.info(
         "connector_run_finished",

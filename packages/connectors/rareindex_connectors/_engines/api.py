@@ -58,7 +58,7 @@ from .._version import __version__
 from .base import FetchRequest
 from .body import SUPPORTED_ENCODINGS, BodyTooLarge, BodyTruncated, BodyUndecodable, BoundedBody
 from .outcome import error_for_status
-from .retry import backoff_s, parse_retry_after
+from .retry import backoff_s, parse_rate_limit, parse_retry_after
 
 __all__ = ["API_OPTIONS", "BROWSER_USER_AGENT", "DEFAULT_CONTACT", "ApiEngine", "bot_user_agent"]
 
@@ -299,10 +299,18 @@ class ApiEngine:
                     engine=self.name,
                     vendor=verdict.vendor,
                 )
+            window = parse_rate_limit(response_headers, now=self.clock.time())
+            if window:  # none left in the host's window: nothing more starts until it resets
+                await self.gates.defer(host, window)
+                log.info("fetch.rate_window_spent", host=host, url=url, wait_ms=int(window * 1000))
             if status >= 400:
                 retry_after = parse_retry_after(
                     response_headers.get("retry-after"), now=self.clock.time()
                 )
+                if retry_after is not None and status in (429, 503):
+                    # Deferred while this request still holds its slot: no other worker of the
+                    # fleet can start one on the host between this answer and the deferral.
+                    await self.gates.defer(host, retry_after)
                 raise error_for_status(
                     status,
                     url=url,

@@ -1,6 +1,7 @@
 """What a target's HTTP status means, shared by every engine, plus the paid engines' helpers.
 
-One table for all engines: 429 -> :class:`RateLimited` (with its ``Retry-After``), the retry
+One table for all engines: 429 (and a 503 with ``Retry-After``) -> :class:`RateLimited`
+(with its ``Retry-After``), the retry
 statuses -> :class:`TransientFetchError`, any other 4xx/5xx -> :class:`PermanentFetchError`. A
 404/410 is the host answering sensibly, so it counts as a *success* for the host's breaker.
 
@@ -31,9 +32,10 @@ def error_for_status(
 ) -> FetchError:
     """The error for a target's status >= 400 (the caller raises it)."""
     via = "" if engine == "api" else f" via {engine}"
-    if status == 429:
+    if status == 429 or (status == 503 and retry_after is not None):
+        # A 503 with Retry-After is the host saying when to come back, as a 429 does.
         return RateLimited(
-            f"429 from {host}{via}", url=url, host=host, engine=engine, retry_after=retry_after
+            f"{status} from {host}{via}", url=url, host=host, engine=engine, retry_after=retry_after
         )
     if status in RETRY_STATUSES:
         return TransientFetchError(

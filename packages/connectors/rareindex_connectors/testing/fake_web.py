@@ -11,7 +11,8 @@ Hosts:
 * ``json.fake.test`` — ``/items/<n>.json`` (JSON, with ETag / 304 support), ``/pages/<n>.html``,
   ``/products.json?page=N`` (ends on an empty page), ``/slow/<ms>``.
 * ``ratelimit.fake.test`` — 429 with ``Retry-After: <s>`` (``/retry-after/<s>``) until that long
-  has passed, ``/retry-after-date/<s>`` the same with an HTTP-date.
+  has passed, ``/retry-after-date/<s>`` the same with an HTTP-date; ``/window/<s>`` answers 200
+  with ``RateLimit-Remaining: 0`` and ``RateLimit-Reset: <s>`` (the window is spent).
 * ``budget.fake.test`` — enforces ``budget_per_minute`` requests in any sliding 60 s (429 beyond).
 * ``flaky.fake.test`` — ``/flap`` alternates 503 and 200; ``/down`` is always 503.
 * ``challenge.fake.test`` — a Cloudflare managed challenge (403, ``cf-mitigated: challenge``) on
@@ -50,8 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from .._clock import Clock, SystemClock
-from .sites import SITE_HOSTS, SiteHandler, build_sites
-from .sites import robots_hosts
+from .sites import SITE_HOSTS, SiteHandler, build_sites, robots_hosts
 from .sites.bodies import Bodies
 
 __all__ = ["FAKE_HOSTS", "MISBEHAVING_HOSTS", "FakeWeb", "HostLog"]
@@ -271,6 +271,10 @@ class FakeWeb:
                         {"error": "slow down"}, status_code=429, headers={"retry-after": value}
                     )
                 return JSONResponse({"ok": True})
+        if path.startswith("/window/"):  # 200s that say the window is spent for <s> seconds
+            reset = path.removeprefix("/window/")
+            headers = {"ratelimit-limit": "1", "ratelimit-remaining": "0", "ratelimit-reset": reset}
+            return JSONResponse({"ok": True}, headers=headers)
         return Response("not found", status_code=404)
 
     async def _budget_site(self, request: Request) -> Response:

@@ -52,7 +52,14 @@ __all__ = [
 Mode = Literal["incremental", "backfill"]
 
 SKIP_REASONS = frozenset(
-    {"not_active", "not_in_registry", "requires_unmet", "already_queued", "backfill_backoff"}
+    {
+        "not_active",
+        "not_in_registry",
+        "requires_unmet",
+        "already_queued",
+        "backfill_backoff",
+        "retry_after",
+    }
 )
 """Why a connector that wanted a run got none: a closed vocabulary, safe as a metric label."""
 
@@ -202,6 +209,15 @@ def due_connectors(
         connector_runs.c.connector_id == connectors.c.id,
         connector_runs.c.status.in_(ACTIVE_RUN_STATUSES),
     )
+    # The host's Retry-After that ended the connector's latest run, if one did.
+    hold = (
+        select(connector_runs.c.retry_not_before)
+        .where(connector_runs.c.connector_id == connectors.c.id)
+        .order_by(connector_runs.c.started_at.desc().nulls_last(), connector_runs.c.id.desc())
+        .limit(1)
+        .correlate(connectors)
+        .scalar_subquery()
+    )
     rows = conn.execute(
         select(
             connectors.c.id,
@@ -209,6 +225,7 @@ def due_connectors(
             connectors.c.refresh_class,
             last_started.label("last_started_at"),
             busy.label("busy"),
+            hold.label("retry_not_before"),
         ).order_by(connectors.c.id)
     ).all()
     backfills = _next_backfills(conn, now, backfill_retry_after)
@@ -217,9 +234,20 @@ def due_connectors(
         meta = registry_metas.get(row.id)
         refresh_class = meta.refresh_class if meta is not None else row.refresh_class
         last: datetime | None = row.last_started_at
+        hold_until: datetime | None = row.retry_not_before
         wants: Due | None = None
         backoff: dict[str, Any] | None = None
-        if last is None or now - last >= refresh_interval(refresh_class):
+        if hold_until is not None and now < hold_until:
+            # The host asked for a pause: nothing before its time, whatever is due.
+            plan.skipped.append(
+                Skip(row.id, "retry_after", {"retry_not_before": hold_until.isoformat()})
+            )
+            continue
+        if (
+            last is None
+            or now - last >= refresh_interval(refresh_class)
+            or hold_until is not None  # the pause is over: crawl now, not at the next interval
+        ):
             wants = Due(row.id, "incremental", None, last)
         elif row.id in backfills:
             backfill_id, failed_at = backfills[row.id]

@@ -372,8 +372,10 @@ def finish_run(
     engine_stats: Mapping[str, Any] | None = None,
     cost_credits: Decimal = Decimal(0),
     anomalies: int = 0,
+    retry_not_before: datetime | None = None,
 ) -> None:
-    """Close the run (fenced: a stale worker cannot overwrite the new holder's ending)."""
+    """Close the run (fenced: a stale worker cannot overwrite the new holder's ending).
+    ``retry_not_before``: the host's ``Retry-After`` ended it; the scheduler waits until then."""
     if failure_reason is not None and failure_reason not in FAILURE_REASONS:
         raise ValueError(f"unknown failure reason {failure_reason!r}")
     with engine.begin() as conn:
@@ -389,4 +391,5 @@ def finish_run(
             engine_stats=dict(engine_stats or {}),
             cost_credits=cost_credits,
             anomalies=anomalies,
+            retry_not_before=retry_not_before,
         )

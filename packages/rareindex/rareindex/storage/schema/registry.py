@@ -80,6 +80,11 @@ connector_runs = Table(
     Column("queued_at", UTCDateTime()),
     Column("started_at", UTCDateTime()),
     Column("finished_at", UTCDateTime()),
+    Column(
+        "retry_not_before",
+        UTCDateTime(),
+        comment="the host's Retry-After that ended this run: no crawl of the connector before it",
+    ),
     Column("pages", Integer, nullable=False, server_default="0"),
     Column("records", Integer, nullable=False, server_default="0"),
     Column("dupes", Integer, nullable=False, server_default="0"),
