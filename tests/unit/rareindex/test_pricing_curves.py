@@ -61,3 +61,23 @@ def test_a_variant_without_sales_gets_a_derived_estimate_marked_and_wider() -> N
     assert derived.value_usd == pytest.approx(700 * 1.025, rel=0.05)
     assert derived.high_usd / derived.low_usd > source.high_usd / source.low_usd
     assert derived.n_sales == source.n_sales  # it says what it rests on
+
+
+def test_a_set_with_its_own_ratio_derives_through_its_own_curve() -> None:
+    # two sets of one category: PSA 10 is 7x raw in set A, 3x in set B
+    sales, variants = [], []
+    for set_id, ten in (("A", 7.0), ("B", 3.0)):
+        for a in range(6):
+            asset = f"ast_{set_id}{a}"
+            for g, ratio in (("raw", 1.0), ("PSA 10", ten)):
+                vid = f"var_{set_id}{a}_{g}"
+                variants.append(VariantRef(vid, asset, "sports", g, set_id))
+                if (set_id, a, g) == ("A", 0, "PSA 10"):
+                    continue
+                for d in range(4):
+                    when = MONDAY + timedelta(days=d)
+                    sales.append(sale(vid, when, 100.0 * ratio, n=d, asset=asset))
+    result = build_pricing(sales, variants)
+    assert {"sports", "set:A", "set:B"} <= set(result.curves)
+    assert result.curves["set:A"].ratio("PSA 10", "raw") == pytest.approx(7.0)
+    assert result.estimates["var_A0_PSA 10"].value_usd == pytest.approx(700.0)

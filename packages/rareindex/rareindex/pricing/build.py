@@ -5,8 +5,11 @@ The order matters and is fixed:
 1. a repeat-sales index per category (``category:<name>``), and per set (``set:<id>``) where the
    set has at least ``min_set_pairs`` pairs;
 2. a direct estimate per variant with sales, each sale projected along its category's index;
-3. a grade curve per category, from the direct estimates of at least ``min_direct`` sales;
-4. derived estimates for the variants with none or a thin one.
+3. a grade curve per category (``<name>``), and per set (``set:<id>``) where at least
+   ``min_set_assets`` of its assets sold in two grades, from the direct estimates of at least
+   ``min_direct`` sales;
+4. derived estimates for the variants with none or a thin one (through the set's curve when both
+   grades are on it, else the category's).
 
 Inputs are sorted before use, so the same sales (in any order) give the same result to the last
 bit: a replay from raw records rebuilds identical tables.
@@ -50,6 +53,7 @@ class VariantRef:
     category: str
     grade: str
     """A label of grader, grade and qualifier: ``PSA 10``, ``BGS 9.5 (OC)``, ``raw``."""
+    set_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -96,6 +100,7 @@ def build_pricing(
     estimate_params: EstimateParams = DEFAULT_ESTIMATE,
     index_params: IndexParams = DEFAULT_INDEX,
     min_set_pairs: int = 50,
+    min_set_assets: int = 5,
 ) -> PricingResult:
     """Indices, direct and derived estimates and grade curves of ``sales`` on ``as_of`` (default:
     the newest sale's time). ``base``: the week whose level is 100 (default: each index's first)."""
@@ -142,24 +147,36 @@ def build_pricing(
     for sale in ordered:  # a sold variant the caller did not list still gets its estimate
         if sale.variant_id not in known:
             known[sale.variant_id] = VariantRef(sale.variant_id, sale.asset_id, sale.category, "?")
-    points_by_category: dict[str, list[tuple[str, str, float]]] = defaultdict(list)
+    points_by_key: dict[str, list[tuple[str, str, float]]] = defaultdict(list)
     for variant_id, est in sorted(direct.items()):
         ref = known[variant_id]
         if est.n_sales >= estimate_params.min_direct:
-            points_by_category[ref.category].append(
-                (ref.asset_id, ref.grade, math.log(est.value_usd))
-            )
-    for category in sorted(points_by_category):
-        curve = fit_grade_curve(category, points_by_category[category])
+            point = (ref.asset_id, ref.grade, math.log(est.value_usd))
+            points_by_key[ref.category].append(point)
+            if ref.set_id:
+                points_by_key[f"set:{ref.set_id}"].append(point)
+    for key in sorted(points_by_key):
+        grid = points_by_key[key]
+        if key.startswith("set:") and _assets_in_two_grades(grid) < min_set_assets:
+            continue
+        curve = fit_grade_curve(key, grid)
         if curve is not None:
-            result.curves[category] = curve
+            result.curves[key] = curve
     result.estimates = derive_estimates(
         direct,
         [(v.variant_id, v.asset_id, v.category, v.grade) for v in known.values()],
         result.curves,
         params=estimate_params,
+        set_of={v.asset_id: v.set_id for v in known.values() if v.set_id},
     )
     return result
+
+
+def _assets_in_two_grades(points: Sequence[tuple[str, str, float]]) -> int:
+    grades: dict[str, set[str]] = defaultdict(set)
+    for asset_id, grade, _ in points:
+        grades[asset_id].add(grade)
+    return sum(1 for found in grades.values() if len(found) >= 2)
 
 
 def exclusion_summary(dropped: Counter[str]) -> str:

@@ -1,4 +1,5 @@
-"""Grade curves: how much more a PSA 10 sells for than a PSA 9 of the same card, per category.
+"""Grade curves: how much more a PSA 10 sells for than a PSA 9 of the same card, per category
+(and per set, where a set has enough assets sold in two grades).
 
 :func:`fit_grade_curve` fits the additive model ``ln v(asset, grade) = c_asset + θ_grade + ε`` on
 the direct estimates of assets with two or more graded variants, by Tukey's median polish (rows
@@ -26,7 +27,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from statistics import NormalDist
@@ -116,9 +117,13 @@ def derive_estimates(
     curves: Mapping[str, GradeCurve],
     *,
     params: EstimateParams = DEFAULT_ESTIMATE,
+    set_of: Mapping[str, str] | None = None,
 ) -> dict[str, Estimate]:
     """Every estimate: ``direct`` ones, with derived ones for the variants of ``(variant id,
-    asset id, category, grade label)`` that have none or a thin one, where a curve allows."""
+    asset id, category, grade label)`` that have none or a thin one, where a curve allows.
+
+    ``curves`` is keyed by category, and by ``set:<id>`` for set curves; ``set_of`` maps an asset
+    to its set. A set's curve is used when both grades are on it, else the category's."""
     out = dict(direct)
     siblings: dict[str, list[tuple[str, str]]] = defaultdict(list)
     rows = sorted(variants)
@@ -129,21 +134,15 @@ def derive_estimates(
         own = direct.get(variant_id)
         if own is not None and own.n_sales >= params.min_direct:
             continue
-        curve = curves.get(category)
-        if curve is None or grade not in curve.steps:
+        set_id = (set_of or {}).get(asset_id)
+        candidates = [curves.get(f"set:{set_id}") if set_id else None, curves.get(category)]
+        usable = [c for c in candidates if c is not None and grade in c.steps]
+        if not usable:
             continue
-        sources = [
-            (direct[v], g)
-            for v, g in siblings[asset_id]
-            if v != variant_id
-            and v in direct
-            and direct[v].basis == "direct"
-            and direct[v].n_sales >= params.min_direct
-            and g in curve.steps
-        ]
-        if not sources:
+        found = _source(direct, siblings[asset_id], variant_id, usable, params.min_direct)
+        if found is None:
             continue
-        src, src_grade = max(sources, key=lambda p: (p[0].n_sales, p[0].last_sale, p[0].variant_id))
+        src, src_grade, curve = found
         target, step = curve.steps[grade], curve.steps[src_grade]
         shift = target.log_offset - step.log_offset
         sd = math.sqrt(src.log_sd**2 + target.spread**2 + step.spread**2)
@@ -167,3 +166,28 @@ def derive_estimates(
             derived_from=src.variant_id,
         )
     return out
+
+
+def _source(
+    direct: Mapping[str, Estimate],
+    siblings: Sequence[tuple[str, str]],
+    variant_id: str,
+    curves: Iterable[GradeCurve],
+    min_direct: int,
+) -> tuple[Estimate, str, GradeCurve] | None:
+    """The sibling estimate to borrow from (most sales, then newest) on the first curve that has
+    one, with its grade and that curve."""
+    for curve in curves:
+        sources = [
+            (direct[v], g)
+            for v, g in siblings
+            if v != variant_id
+            and v in direct
+            and direct[v].basis == "direct"
+            and direct[v].n_sales >= min_direct
+            and g in curve.steps
+        ]
+        if sources:
+            src, grade = max(sources, key=lambda p: (p[0].n_sales, p[0].last_sale, p[0].variant_id))
+            return src, grade, curve
+    return None

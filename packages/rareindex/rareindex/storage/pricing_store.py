@@ -166,12 +166,19 @@ def variant_refs(conn: Connection) -> list[VariantRef]:
             asset_variants.c.grader,
             asset_variants.c.grade,
             asset_variants.c.qualifier,
+            assets.c.set_id,
         )
         .join_from(asset_variants, assets, assets.c.id == asset_variants.c.asset_id)
         .order_by(asset_variants.c.id)
     )
     return [
-        VariantRef(r.id, r.asset_id, r.category, grade_label(r.grader, r.grade, r.qualifier))
+        VariantRef(
+            r.id,
+            r.asset_id,
+            r.category,
+            grade_label(r.grader, r.grade, r.qualifier),
+            r.set_id,
+        )
         for r in rows
     ]
 
