@@ -41,6 +41,8 @@ class StoreWeb:
 
     sites: dict[str, SiteHandler] = field(default_factory=lambda: build_sites(7))
     hits: list[Hit] = field(default_factory=list)
+    failing: set[str] = field(default_factory=set)
+    """Paths answered 503, as a host in trouble would."""
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -53,7 +55,10 @@ class StoreWeb:
         request = Request(scope, receive)
         host = (request.headers.get("host") or "").split(":")[0]
         handler = self.sites.get(host)
-        response = await handler(request) if handler else Response(status_code=421)
+        if request.url.path in self.failing:
+            response = Response(b"upstream trouble", status_code=503)
+        else:
+            response = await handler(request) if handler else Response(status_code=421)
         self.hits.append(
             Hit(
                 host,

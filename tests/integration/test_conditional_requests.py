@@ -130,3 +130,29 @@ def test_woocommerce_pages_and_variations_revalidate_and_skip(
     assert full == [f"/wp-json/wc/store/v1/products/{child}"]
     assert due.records == 2 and due.skipped == 0  # the simple product and the variation
     assert f"{variable['id']}:{child}" in _stored(sqlite_engine)
+
+
+def test_a_run_that_fails_mid_page_does_not_turn_the_page_into_a_304(
+    stores: tuple[StoreWeb, Settings], sqlite_engine: Engine, tmp_path: Path
+) -> None:
+    """A variation of page 2 fails: the run commits what it yielded, with the cursor before
+    page 2, and must not commit page 2's validators, or the next run would get a 304 for it
+    and never store the rest of its products."""
+    web, settings = stores
+    data = woo_data(7, COMICS_HOST)
+    variable = next(p for p in data.products[100:200] if p["type"] == "variable")
+    broken = f"/wp-json/wc/store/v1/products/{variable['variations'][0]['id']}"
+    web.failing.add(broken)
+    try:
+        failed = crawl(_comics(), sqlite_engine, settings, tmp_path)
+    finally:
+        web.failing.discard(broken)
+    assert (failed.status, failed.failure_reason) == ("failed", "transient")
+    assert set(_stored(sqlite_engine)) < data.external_ids
+
+    mark = len(web.hits)
+    resumed = crawl(_comics(), sqlite_engine, settings, tmp_path)
+    pages = [h for h in web.since(mark, COMICS_HOST) if h.path.endswith("/products")]
+    assert pages[0].query.endswith("page=2") and pages[0].status == 200  # read in full again
+    assert resumed.status == "succeeded"
+    assert set(_stored(sqlite_engine)) == data.external_ids

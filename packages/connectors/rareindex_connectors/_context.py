@@ -153,6 +153,9 @@ class CrawlContext:
     it)."""
     skipped: int = 0
     """Detail pages the connector skipped because :meth:`should_fetch` said they were not due."""
+    on_cursor: Callable[[], None] | None = None
+    """Called after each :meth:`set_cursor` (the crawler sets it: what was fetched before a
+    cursor is committed with it, so a 304 never stands for records that were not stored)."""
 
     def __post_init__(self) -> None:
         self.cursor = copy.deepcopy(self.cursor)
@@ -164,6 +167,8 @@ class CrawlContext:
     def set_cursor(self, cursor: Cursor) -> None:
         """Record how far the crawl got. Committed with the records yielded before this call."""
         self.cursor = copy.deepcopy(cursor)  # later mutation by the connector must not leak in
+        if self.on_cursor is not None:
+            self.on_cursor()
 
     def should_fetch(self, url: str) -> bool:
         """Whether ``url`` is due again, by the budget store's estimate of how often it changes

@@ -67,6 +67,7 @@ from .registry import load_registry
 from .settings import Settings
 from .storage import BlobStore, Engine, RawRecordStore, is_database_outage
 from .storage.backfills import load_backfill, record_slice
+from .storage.crawl_state import UrlState
 from .storage.runs import (
     LeaseLost,
     RunHandle,
@@ -143,6 +144,7 @@ class _Batch:
         self.records: list[RawRecordInput] = []
         self.credits: list[CostEntry] = []
         self.pages_seen = 0
+        self.states: list[UrlState] = []  # budget observations the batch's cursor covers
         self.reported_pages: int | None = None  # pages the connector reported (None: it does not)
 
     def charge(self, entry: CostEntry) -> None:
@@ -277,6 +279,7 @@ async def run_connector(
         fetch=_budgeted_fetch(router, meta.engines, budget, scorer_of(connector)),
         due=budget.should_fetch,
         known=lambda url: budget.state(url) is not None,
+        on_cursor=lambda: batch.states.extend(budget.take_pending()),
         robots_source=partial(router.robots_rules, engines=meta.engines),
         options=CrawlOptions(mode=mode, since=since, max_pages=max_pages, deadline=deadline),
         cursor=run.cursor_start,
@@ -304,7 +307,7 @@ async def run_connector(
             pages=pages,
             backfill_pages=batch.reported_pages,
             credits=batch.credits,
-            url_states=budget.take_pending(),
+            url_states=batch.states,
             progress=reported,
         )
         summary.pages += pages
@@ -312,6 +315,7 @@ async def run_connector(
         summary.dupes += result.dupes
         summary.raw_ids.extend(result.raw_ids)
         batch.records.clear()
+        batch.states = []
         batch.credits.clear()
         batch.pages_seen += pages
         if batch.reported_pages is not None:
@@ -346,6 +350,8 @@ async def run_connector(
             if datetime.now(UTC) >= deadline:
                 outcome = "time_boxed"
                 break
+        if outcome == "complete":  # the crawl ended: every fetch is covered by its last cursor
+            batch.states.extend(budget.take_pending())
         flush(ctx.cursor)
     except LeaseLost as exc:
         status, outcome, reason, error = "failed", "failed", "lease_lost", str(exc)
