@@ -32,6 +32,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("assets", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_assets_catalog_ref"))
-        batch_op.drop_column("catalog_ref")
+    # The index, then DROP COLUMN directly (SQLite >= 3.35): a batch rebuild drops assets, and
+    # with rows pointing at it (variants, sales, listings) SQLite's foreign keys refuse.
+    op.drop_index(op.f("ix_assets_catalog_ref"), table_name="assets")
+    op.execute("ALTER TABLE assets DROP COLUMN catalog_ref")

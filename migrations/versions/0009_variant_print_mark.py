@@ -29,5 +29,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("asset_variants", schema=None) as batch_op:
-        batch_op.drop_column("print_mark")
+    # DROP COLUMN directly (SQLite >= 3.35): a batch rebuild drops asset_variants, and with rows
+    # pointing at it (sales, listings, normalized records) SQLite's foreign keys refuse.
+    op.execute("ALTER TABLE asset_variants DROP COLUMN print_mark")

@@ -47,6 +47,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("connectors") as batch:
-        for name in reversed(_COLUMNS):
-            batch.drop_column(name)
+    # DROP COLUMN directly (SQLite >= 3.35), as 0013 does: a batch rebuild of connectors drops
+    # the table, and with rows pointing at it (raw records, runs) SQLite's foreign keys refuse.
+    for name in reversed(_COLUMNS):
+        op.execute(f"ALTER TABLE connectors DROP COLUMN {name}")

@@ -27,6 +27,7 @@ from rareindex.storage import (
 )
 from rareindex.storage.schema import connectors, sources
 from rareindex_connectors import RawRecordInput, content_hash
+from tests.unit.rareindex.api.api_helpers import seed
 
 
 def _nested(depth: int) -> Any:
@@ -50,7 +51,7 @@ PAYLOADS: list[Any] = [
 
 
 def _store(engine: Engine, blobs: Path) -> None:
-    upgrade(engine)
+    seed(engine)  # the admin API's index: assets, variants, sales, runs… pointing at each other
     store = RawRecordStore(BlobStore(blobs))
     with engine.begin() as conn:
         conn.execute(insert(sources).values(id="demo", name="Demo"))
@@ -90,7 +91,8 @@ def _rows(engine: Engine, blobs: Path) -> dict[str, tuple[str | None, bool]]:
     """Each raw id -> (its payload column's text, whether its content hash still holds)."""
     store = RawRecordStore(BlobStore(blobs))
     postgres = engine.dialect.name == "postgresql"
-    query = "SELECT id, payload{}, content_hash FROM raw_records ORDER BY id"
+    query = "SELECT id, payload{}, content_hash FROM raw_records WHERE connector_id = 'demo-cards' "
+    query += "ORDER BY id"
     rows: dict[str, tuple[str | None, bool]] = {}
     with engine.connect() as conn:
         for raw_id, as_text, digest in conn.execute(
@@ -132,7 +134,8 @@ def test_downgrade_to_0001_and_upgrade_keeps_every_payload_and_content_hash(
         with any_engine.connect() as conn:
             holding = conn.execute(
                 text(
-                    "SELECT count(*) FROM raw_records WHERE snapshot_ref IS NULL "
+                    "SELECT count(*) FROM raw_records WHERE connector_id = 'demo-cards' "
+                    "AND snapshot_ref IS NULL "
                     "AND encode(sha256(convert_to(payload::text, 'UTF8')), 'hex') = content_hash"
                 )
             ).scalar_one()
