@@ -43,6 +43,7 @@ from rareindex_connectors import (
     ConnectorMeta,
     CrawlContext,
     FetchResult,
+    FieldScorer,
     NormalizedRecord,
     ParseError,
     ParseReason,
@@ -130,6 +131,23 @@ def _cert(title: str, facts: TitleFacts, specifics: Mapping[str, Any]) -> tuple[
     return titled or stated, False
 
 
+def _page_data(result: FetchResult) -> Any:
+    return next_data(result.content)
+
+
+_ITEM_FIELDS = FieldScorer(
+    {
+        "props.pageProps.listing.itemId": 1,
+        "props.pageProps.listing.title": 2,
+        "props.pageProps.listing.status": 1,
+        "props.pageProps.listing.price": 2,
+    },
+    extract=_page_data,
+)
+"""What normalize() needs from an item page's ``__NEXT_DATA__``: a page without it (a JavaScript
+shell, a bot wall) scores 0 and goes to the next engine."""
+
+
 def _plain(value: Any) -> Any:
     """JSON with the adapter's exact ``Decimal`` numbers turned back into strings."""
     return json.loads(json.dumps(value, default=str))
@@ -141,7 +159,7 @@ class CardMarketConnector:
     meta = ConnectorMeta(
         id="card-market",
         source="Market (market.fake.test)",
-        engines=("api",),
+        engines=("api", "firecrawl", "scrapfly"),  # paid ones only when a page needs rendering
         categories=("sports_card", "tcg_card", "comic", "coin"),
         capabilities=("sale", "listing", "url_lookup"),
         refresh_class="ACTIVE",
@@ -149,6 +167,11 @@ class CardMarketConnector:
     )
     version = "1"
     parser_version = "1"
+
+    def score(self, result: FetchResult) -> float | None:
+        """The share of normalize()'s fields an item page holds; other pages: the router's
+        document heuristic."""
+        return _ITEM_FIELDS(result) if ITEM.match(result.url) else None
 
     async def _item(self, ctx: CrawlContext, item_id: str) -> RawRecordInput:
         url = f"{ORIGIN}/itm/{item_id}"

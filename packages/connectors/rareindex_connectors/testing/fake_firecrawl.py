@@ -45,6 +45,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .servers import (
+    RENDERER_HEADER,
     CreditLedger,
     Delay,
     PageDigest,
@@ -380,7 +381,7 @@ class FakeFirecrawl:
                     scrape.url,
                     transport=self._transport,
                     timeout_s=scrape.timeout_ms / 1000,
-                    headers=scrape.headers,
+                    headers={**scrape.headers, RENDERER_HEADER: "firecrawl"},  # it renders
                 )
             except httpx.TimeoutException:
                 return _fail(408, "Scrape timed out", "SCRAPE_TIMEOUT")

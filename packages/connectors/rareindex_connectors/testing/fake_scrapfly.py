@@ -58,6 +58,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .servers import (
+    RENDERER_HEADER,
     CreditLedger,
     Delay,
     RateLimit,
@@ -461,6 +462,8 @@ class FakeScrapfly:
         headers = dict(scrape.headers)
         if scrape.body is not None and content_type:
             headers.setdefault("content-type", content_type)
+        if _flag(params, "render_js"):
+            headers[RENDERER_HEADER] = "scrapfly"
         try:
             page = await fetch_upstream(
                 scrape.url,

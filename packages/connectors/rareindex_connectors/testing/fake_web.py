@@ -41,7 +41,7 @@ import gzip
 import itertools
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Any
@@ -51,6 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from .._clock import Clock, SystemClock
+from .servers import RENDERER_HEADER
 from .sites import SITE_HOSTS, SiteHandler, build_sites, robots_hosts
 from .sites.bodies import Bodies
 
@@ -111,6 +112,16 @@ class HostLog:
         return min(gaps) if gaps else None
 
 
+_JS_SHELL = (
+    "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Market</title>"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    "<link rel=\"stylesheet\" href=\"/static/app.css\"></head><body>"
+    "<noscript>You need to enable JavaScript to run this app.</noscript>"
+    "<div id=\"root\"></div><script src=\"/static/js/main.4f9c1a.js\"></script></body></html>"
+)
+"""What a client-rendered page sends a client that runs no JavaScript: nothing to parse."""
+
+
 def _bomb() -> bytes:
     # 11 MB of a repeating product line compresses to about 28 KB at level 9.
     line = b'{"sku":"PSA10-000000","title":"1999 Pokemon Base Charizard #4 Holo","price":"0.00"}\n'
@@ -120,8 +131,19 @@ def _bomb() -> bytes:
 class FakeWeb:
     """The fake web's state and its ASGI app (:attr:`app`)."""
 
-    def __init__(self, *, clock: Clock | None = None, budget_per_minute: int = 30, seed: int = 7):
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        budget_per_minute: int = 30,
+        seed: int = 7,
+        client_rendered: Mapping[str, str] | None = None,
+    ):
+        """``client_rendered``: host -> path prefix whose pages are a JavaScript shell (an empty
+        ``<div id="root">`` and a script) for clients that do not render, and the real page for
+        the fake engines that do (they send :data:`RENDERER_HEADER`)."""
         self.clock = clock or SystemClock()
+        self.client_rendered = dict(client_rendered or {})
         self.budget_per_minute = budget_per_minute
         self.logs: dict[str, HostLog] = {}
         self._lock = threading.Lock()
@@ -205,8 +227,15 @@ class FakeWeb:
             log.max_in_flight = max(log.max_in_flight, log.in_flight)
             log.user_agents.add(request.headers.get("user-agent", ""))
         try:
+            prefix = self.client_rendered.get(host)
             if handler is None:
                 response: Response = Response(f"unknown host {host!r}", status_code=421)
+            elif (
+                prefix is not None
+                and request.url.path.startswith(prefix)
+                and RENDERER_HEADER not in request.headers
+            ):
+                response = Response(_JS_SHELL, media_type="text/html; charset=utf-8")
             else:
                 response = await handler(request)
         finally:

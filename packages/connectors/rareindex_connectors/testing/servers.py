@@ -57,6 +57,7 @@ import uvicorn
 from starlette.requests import Request
 
 __all__ = [
+    "RENDERER_HEADER",
     "CreditLedger",
     "Delay",
     "PageDigest",
@@ -317,6 +318,12 @@ class UpstreamPage:
         return "html" in self.content_type or (
             not self.content_type and self.text.lstrip()[:1] == "<"
         )
+
+
+RENDERER_HEADER = "x-fake-renderer"
+"""Sent upstream by the fake engines that "render JavaScript" (Firecrawl always, Scrapfly with
+``render_js``): a client-rendered fake page serves its full content only to them, as a real
+browser engine would see it once the page's script has run."""
 
 
 async def fetch_upstream(
