@@ -207,9 +207,15 @@ def test_lock_file_backends_on_one_directory_share_interval_breaker_and_deferral
 
         # Forgotten once the host would be idle, as the Redis backend's keys expire: a breaker
         # tripped long ago does not count against a later run.
-        later = now + 10.0 + 3600.0 + 5
-        forgotten = await two.try_acquire("shop.test", LIMITS, later, "t5", probe=False)
-        assert forgotten.action == "grant"
+        assert (await one.try_acquire("old.test", LIMITS, now, "o1", probe=False)).action == "grant"
+        await one.release("old.test", LIMITS, now + 0.1, "o1", "failure")  # 1 of 2 failures
+        later = now + 3600.0 + 5
+        assert (
+            await two.try_acquire("old.test", LIMITS, later, "o2", probe=False)
+        ).action == "grant"
+        await two.release("old.test", LIMITS, later + 0.1, "o2", "failure")  # 1 again, not 2
+        after = await two.try_acquire("old.test", LIMITS, later + 1, "o3", probe=False)
+        assert after.action == "grant"  # the breaker stayed closed
 
     asyncio.run(scenario())
     (tmp_path / "gates" / "cut.test.json").write_bytes(b'{"expires_at": 9e99, "sta')
