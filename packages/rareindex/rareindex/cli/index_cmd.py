@@ -188,7 +188,7 @@ def show_cmd(
 
 def _show_basket(engine: Engine, asset_ids: list[str]) -> None:
     with engine.connect() as conn:
-        kept, _ = priced_sales(sale_records(conn))
+        kept, _ = priced_sales(sale_records(conn, asset_ids=asset_ids))
     points = [StoredIndexPoint.of(p) for p in basket_index(kept, asset_ids)]
     if not points:
         errors.print(f"no pairs of sales among the {len(asset_ids)} assets of the basket")

@@ -75,8 +75,14 @@ def grade_label(grader: str | None, grade: str | None, qualifier: str | None = N
     return f"{label} ({qualifier})" if qualifier else label
 
 
-def sale_records(conn: Connection, *, variant_id: str | None = None) -> list[SaleRecord]:
-    """Every stored sale (or one variant's) as the index reads it, by (variant, date, id)."""
+def sale_records(
+    conn: Connection,
+    *,
+    variant_id: str | None = None,
+    asset_ids: Sequence[str] | None = None,
+) -> list[SaleRecord]:
+    """Every stored sale (or one variant's, or those of ``asset_ids``) as the index reads it, by
+    (variant, date, id)."""
     query = (
         select(
             sales.c.id,
@@ -117,6 +123,8 @@ def sale_records(conn: Connection, *, variant_id: str | None = None) -> list[Sal
     )
     if variant_id is not None:
         query = query.where(sales.c.variant_id == variant_id)
+    if asset_ids is not None:
+        query = query.where(sales.c.asset_id.in_(sorted(set(asset_ids))))
     anomalies = _anomalies(conn, variant_id)
     out: dict[str, SaleRecord] = {}
     for row in conn.execute(query):

@@ -36,6 +36,7 @@ API_ROUTES = [
     ("GET", "/api/assets/{asset_id}/grade-ladder"),
     ("GET", "/api/indices"),
     ("GET", "/api/indices/{index_id}"),
+    ("GET", "/api/baskets/index"),
 ]
 
 

@@ -64,6 +64,19 @@ def test_the_index_series_and_the_missing_ones(
     assert api.get("/api/indices").status_code == 401
 
 
+def test_a_basket_index_over_two_assets(client: tuple[TestClient, dict[str, str], str]) -> None:
+    api, _, token = client
+    answer = api.get(
+        "/api/baskets/index", params={"asset_id": ["ast_1", "ast_2"]}, headers=bearer(token)
+    )
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["index_id"] == "basket of 2 assets"
+    assert [p["method"] for p in body["points"][1:]] == ["median"] * 7  # 6 pairs a week
+    none = api.get("/api/baskets/index", params={"asset_id": ["ast_nope"]}, headers=bearer(token))
+    assert none.status_code == 404
+
+
 def test_the_routes_are_in_the_openapi_document(
     client: tuple[TestClient, dict[str, str], str],
 ) -> None:
@@ -74,6 +87,7 @@ def test_the_routes_are_in_the_openapi_document(
         "/api/assets/{asset_id}/grade-ladder",
         "/api/indices",
         "/api/indices/{index_id}",
+        "/api/baskets/index",
     ):
         assert "get" in spec["paths"][path]
     assert {"EstimateView", "IndexSeriesView", "SaleEvidence"} <= set(spec["components"]["schemas"])

@@ -6,6 +6,8 @@ sale currency, sales count, date range, confidence, direct or derived) and the v
 sales, each saying whether it entered the estimate or why not.
 ``GET /api/assets/{asset_id}/grade-ladder`` — every estimated grade of an asset, cheapest first.
 ``GET /api/indices`` and ``GET /api/indices/{index_id}`` — the published indices and one series.
+``GET /api/baskets/index?asset_id=…&asset_id=…`` — the index of a basket of assets, computed on
+the fly.
 
 Everything is read from what ``rareindex index build`` published; 404 ``not_found`` until then.
 Any valid token may read (``read`` or ``admin``).
@@ -20,9 +22,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
-from ...pricing import Estimate
+from ...pricing import Estimate, priced_sales
+from ...pricing.build import basket_index
 from ...pricing.sales import exclusion_reason
 from ...storage.pricing_store import (
+    StoredIndexPoint,
     asset_estimates,
     index_ids,
     index_series,
@@ -212,13 +216,25 @@ def indices(state: State) -> IndexListView:
     )
 
 
-@router.get("/indices/{index_id}", response_model=IndexSeriesView, responses=error_responses(404))
-def index_of(index_id: str, state: State) -> IndexSeriesView:
-    """One index week by week, with each point's band, pairs and method."""
+@router.get("/baskets/index", response_model=IndexSeriesView, responses=error_responses(404))
+def basket(
+    state: State,
+    asset_id: Annotated[
+        list[str], Query(min_length=1, max_length=200, description="the basket's assets")
+    ],
+) -> IndexSeriesView:
+    """The repeat-sales index of a basket of assets (``?asset_id=…&asset_id=…``), computed on
+    the fly from their stored sales and not published."""
     with state.engine.connect() as conn:
-        points = index_series(conn, index_id)
+        records = sale_records(conn, asset_ids=asset_id)
+    kept, _ = priced_sales(records)
+    points = [StoredIndexPoint.of(p) for p in basket_index(kept, asset_id)]
     if not points:
-        raise ApiError(404, "not_found", f"no index {index_id!r}; GET /api/indices lists them")
+        raise ApiError(404, "not_found", "no pairs of sales among the basket's assets")
+    return _series(f"basket of {len(set(asset_id))} assets", points)
+
+
+def _series(index_id: str, points: list[StoredIndexPoint]) -> IndexSeriesView:
     return IndexSeriesView(
         index_id=index_id,
         points=[
@@ -228,3 +244,13 @@ def index_of(index_id: str, state: State) -> IndexSeriesView:
             for p in points
         ],
     )
+
+
+@router.get("/indices/{index_id}", response_model=IndexSeriesView, responses=error_responses(404))
+def index_of(index_id: str, state: State) -> IndexSeriesView:
+    """One index week by week, with each point's band, pairs and method."""
+    with state.engine.connect() as conn:
+        points = index_series(conn, index_id)
+    if not points:
+        raise ApiError(404, "not_found", f"no index {index_id!r}; GET /api/indices lists them")
+    return _series(index_id, points)
