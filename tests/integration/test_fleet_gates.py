@@ -3,6 +3,7 @@ as one — measured at the host over real sockets."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import subprocess
@@ -13,6 +14,8 @@ import pytest
 import redis
 
 from rareindex_connectors import RedisGateBackend
+from rareindex_connectors.testing.sites.robots_hosts import CRAWL_DELAY_S
+from rareindex_connectors.testing.sites.robots_hosts import HOST as ROBOTS_HOST
 from tests.integration.fetch_helpers import running_fake_web
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
 
@@ -96,6 +99,40 @@ def test_no_worker_of_the_fleet_sends_before_a_retry_after(redis_url: str) -> No
     assert log.count(429) == 1 and log.count(200) == 6, log.statuses
     first, *rest = sorted(log.starts)
     assert min(rest) >= first + 1.0 - GAP_TOLERANCE_S, [round(t - first, 3) for t in rest]
+
+
+def test_two_workers_obey_robots_txt_together(redis_url: str) -> None:
+    """Each worker reads robots.txt once; neither requests a disallowed path, and the host sees
+    its pages at least the Crawl-delay apart across both processes."""
+    prefix = f"ri:test:{secrets.token_hex(4)}:"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
+        ),
+    }
+    with running_fake_web() as (web, base):
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.integration.robots_worker", redis_url, prefix, base],
+                cwd=REPO,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for worker in workers:
+            _, err = worker.communicate(timeout=60)
+            assert worker.returncode == 0, err
+    log = web.log(ROBOTS_HOST)
+    assert log.paths.count("/robots.txt") == 2  # once per process
+    assert not [p for p in log.paths if p.startswith(("/private/", "/members/"))]
+    pages = sorted(t for t, p in zip(log.starts, log.paths, strict=True) if p.startswith("/p/"))
+    assert len(pages) == 6
+    gaps = [b - a for a, b in itertools.pairwise(pages)]
+    assert min(gaps) >= CRAWL_DELAY_S - GAP_TOLERANCE_S, gaps
 
 
 def test_redis_backend_state_round_trips(redis_url: str) -> None:
