@@ -6,7 +6,8 @@ Paths:
 * ``GET /wp-json/wc/store/v1/products?page=N&per_page=N``: ``per_page`` 1 to 100 (default 10);
   ``per_page=0``, ``per_page=101`` or ``page=0`` answer 400 ``rest_invalid_param``. Headers
   ``X-WP-Total``, ``X-WP-TotalPages`` and ``Link`` (``rel="prev"`` / ``rel="next"``). A page past
-  the end is ``[]`` with the same headers. ``search=`` (name substring) and ``sku=`` filter.
+  the end is ``[]`` with the same headers. ``search=`` (name substring), ``sku=`` and
+  ``category=`` (a slug) filter.
 * ``GET /wp-json/wc/store/v1/products/<id>``: one product, or 404
   ``woocommerce_rest_product_invalid_id``.
 * ``/product/<slug>/``: the HTML product page (JSON-LD ``Product`` as WooCommerce emits it).
@@ -114,6 +115,8 @@ class WooStore:
         if sku := params.get("sku"):
             wanted = set(sku.split(","))
             products = [p for p in products if p["sku"] in wanted]
+        if category := params.get("category"):
+            products = [p for p in products if any(c["slug"] == category for c in p["categories"])]
         total = len(products)
         pages = -(-total // per_page)
         start = (number - 1) * per_page
