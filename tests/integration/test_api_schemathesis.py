@@ -2,13 +2,14 @@
 
 One ``rareindex api`` process serves an embedded SQLite database seeded with the admin API's test
 index (sources, connectors, runs, sales, a dead letter, a pending certificate); its only connector
-is the grading registry, whose host is the fake web on 127.0.0.1, so a cert lookup is verified
-for real and a listing URL is refused or read from the fake web. The loopback-only guard refuses
-any connection off 127.0.0.1. Every operation is generated from the document the
-server publishes and run through every default check (status codes and bodies as documented,
-negative data rejected, positive data accepted, auth not ignored, …) three ways: with an admin
-token, with a read token, and with no token at all. Examples per operation are few and no
-deadline applies, so the file stays within about a minute on a slow machine.
+is the grading registry, whose host is the fake web on 127.0.0.1, so a cert lookup is verified for
+real and a listing URL is refused or read from the fake web. In the API process the loopback-only
+guard refuses any connection off 127.0.0.1, and name lookups other than the fake web's
+(``RI_CONNECT_TO``) fail at once, so no generated host name reaches a DNS server. Every operation is
+generated from the document the server publishes and run through every default check (status codes
+and bodies as documented, negative data rejected, positive data accepted, auth not ignored, …) three
+ways: with an admin token, with a read token, and with no token at all. Examples per operation are
+few and no deadline applies, so the file stays within about a minute on a slow machine.
 """
 
 from __future__ import annotations
@@ -40,8 +41,35 @@ from tests.cli_helpers import REPO
 from tests.unit.rareindex.api.api_helpers import make_app, seed
 
 GUARD = REPO / "tests" / "faults" / "loopback_only"
-EXAMPLES = 8
-"""Examples per operation and identity: 15 operations x 3 identities stay well under a minute."""
+NO_DNS = """
+import importlib.util
+import ipaddress
+import socket
+
+# the loopback-only guard (it installs itself when loaded) ...
+_spec = importlib.util.spec_from_file_location("_loopback_guard", {guard!r})
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+
+# ... and no DNS: the fuzzer's URLs name random hosts, whose lookups must not leave the machine
+_getaddrinfo = socket.getaddrinfo
+
+
+def _no_dns(host, *args, **kwargs):
+    name = host.decode() if isinstance(host, bytes) else host
+    try:
+        if name is None or name == "localhost" or ipaddress.ip_address(name.split("%")[0]):
+            return _getaddrinfo(host, *args, **kwargs)
+    except ValueError:
+        pass
+    raise socket.gaierror(socket.EAI_NONAME, f"no DNS in this test: {{name!r}}")
+
+
+socket.getaddrinfo = _no_dns
+"""
+"""The API process's ``sitecustomize``: the fake web's hosts come from ``RI_CONNECT_TO``."""
+EXAMPLES = 5
+"""Examples per operation and identity (the coverage phase adds its own cases): 19 operations x 3
+identities run in 40-65 s on 2 busy CPUs."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +101,11 @@ def live_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApi]:
     shutil.copy(REPO / "connectors" / "api" / "grading-registry.py", connectors / "api")
     shutil.copy(REPO / "connectors" / "domains.json", connectors / "domains.json")
     shutil.copytree(REPO / "connectors" / "domains.d", connectors / "domains.d")
+    guard = root / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(NO_DNS.format(guard=str(GUARD / "sitecustomize.py")))
     env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [GUARD, REPO / "packages/connectors", REPO / "packages/rareindex", REPO]
+    paths = [guard, REPO / "packages/connectors", REPO / "packages/rareindex", REPO]
     env |= {
         "PYTHONPATH": os.pathsep.join(str(p) for p in paths),
         "RI_DATABASE_URL": url,
