@@ -29,6 +29,9 @@ API_ROUTES = [
     ("GET", "/api/admin/deadletters"),
     ("POST", "/api/admin/connectors/cards-shop/pause"),
     ("POST", "/api/admin/connectors/cards-shop/resume"),
+    ("POST", "/api/admin/connectors/cards-shop/maintenance"),
+    ("POST", "/api/admin/connectors/cards-shop/disable"),
+    ("POST", "/api/admin/connectors/cards-shop/enable"),
     ("POST", "/api/admin/deadletters/msg-1/requeue"),
     ("GET", "/api/certificates/PSA/12345678"),
     ("POST", "/api/lookup"),
@@ -110,6 +113,9 @@ def test_a_read_token_cannot_use_control_endpoints(sqlite_engine: Engine, tmp_pa
     for path in (
         "/api/admin/connectors/cards-shop/pause",
         "/api/admin/connectors/cards-shop/resume",
+        "/api/admin/connectors/cards-shop/maintenance",
+        "/api/admin/connectors/cards-shop/disable",
+        "/api/admin/connectors/cards-shop/enable",
         "/api/admin/deadletters/msg-1/requeue",
     ):
         refused = client.post(path, headers=headers)
