@@ -153,3 +153,16 @@ def test_a_store_connector_s_crawl_reads_robots_txt_first(
         asyncio.run(crawl_twice())
     paths = web.log(host).paths
     assert paths[0] == "/robots.txt" and paths.count("/robots.txt") == 1, paths[:5]
+
+
+def test_a_run_ended_by_robots_txt_says_so() -> None:
+    from rareindex.crawl import failure_reason
+    from rareindex.storage.runs import FAILURE_REASONS
+
+    down = RobotsUnavailable("503", url="http://h.test/robots.txt")
+    refused = RobotsDisallowed("disallowed", url="http://h.test/private/1")
+    assert (failure_reason(down), failure_reason(refused)) == (
+        "robots_unavailable",
+        "robots_disallowed",
+    )
+    assert {"robots_unavailable", "robots_disallowed"} <= FAILURE_REASONS

@@ -59,6 +59,8 @@ FAILURE_REASONS = frozenset(
         "tls_error",
         "truncated_body",
         "undecodable_body",
+        "robots_disallowed",
+        "robots_unavailable",
         "parse_error",
         "policy",
         "lease_lost",
