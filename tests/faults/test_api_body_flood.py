@@ -21,8 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import pytest
 
 from .api_process import start_api
+
+pytestmark = pytest.mark.serial  # latencies measured at the API: run alone, not beside other files
 
 CLIENTS = 10
 SIZES_MB = (5, 8, 11, 14, 17, 20, 6, 9, 12, 15)
