@@ -88,7 +88,7 @@ def test_lookup_refuses_private_addresses_and_redirects_into_private_space(
                 body = refused.json()
                 assert body["error"] == "unsafe_url" and body["detail"], url
                 assert "\n" not in body["detail"]
-            assert web.logs["redirect.fake.test"].requests == 2  # only the first hops went out
+            assert web.logs["redirect.fake.test"].page_requests == 2  # only the first hops went out
             ok = client.post(
                 "/api/lookup",
                 json={"url": "http://json.fake.test/items/1.json"},

@@ -73,7 +73,9 @@ class Web:
     delay_s: float = 0.0
 
     def pages(self, host: str) -> list[str]:
-        return [page for h, _, page in self.requests if h == host]
+        """The ``page`` parameter of each request to ``host`` (robots.txt, read first, is not a
+        page)."""
+        return [page for h, path, page in self.requests if h == host and path != "/robots.txt"]
 
 
 @pytest.fixture(scope="module")

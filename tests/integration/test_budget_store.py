@@ -113,7 +113,7 @@ def test_revisits_are_conditional_and_spaced_by_how_often_pages_change(
     web[0].logs.clear()
     again = _run(connector, any_engine, tmp_path)  # nothing is due yet: nothing is fetched
     assert (again.records, connector.skipped) == (0, 5)
-    assert web[0].log("json.fake.test").requests == 0
+    assert web[0].log("json.fake.test").page_requests == 0
 
     with any_engine.begin() as conn:  # time passes: everything is due
         conn.execute(
@@ -121,7 +121,7 @@ def test_revisits_are_conditional_and_spaced_by_how_often_pages_change(
         )
     revisit = _run(connector, any_engine, tmp_path)
     assert (revisit.records, revisit.unchanged) == (0, 5)  # five cheap 304s
-    assert web[0].log("json.fake.test").statuses == [304] * 5
+    assert web[0].log("json.fake.test").page_statuses == [304] * 5
     with any_engine.connect() as conn:
         states = conn.execute(select(crawl_state)).all()
     assert {s.change_interval_seconds for s in states} == {3600.0}  # unchanged: doubled

@@ -102,6 +102,16 @@ class HostLog:
     def requests(self) -> int:
         return len(self.starts)
 
+    @property
+    def page_requests(self) -> int:
+        """Requests other than ``/robots.txt``, which a router reads before a host's first page."""
+        return sum(1 for path in self.paths if path != "/robots.txt")
+
+    @property
+    def page_statuses(self) -> list[int]:
+        """The statuses of :attr:`page_requests`, in order."""
+        return [s for p, s in zip(self.paths, self.statuses, strict=False) if p != "/robots.txt"]
+
     def count(self, status: int) -> int:
         return self.statuses.count(status)
 
