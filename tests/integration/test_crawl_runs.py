@@ -154,7 +154,7 @@ def test_a_failed_run_keeps_what_it_committed_and_the_next_resumes_without_gaps(
     web[0].logs.clear()
     resumed = _run(PagedShop(web[1]), any_engine, store)
     assert (resumed.status, resumed.records, resumed.dupes) == ("succeeded", 5, 0)
-    assert web[0].log("json.fake.test").page_requests == 2  # pages 3 and 4 only: no refetch, no skip
+    assert web[0].log("json.fake.test").page_requests == 2  # pages 3 and 4: no refetch, no skip
     assert len(_raw_ids(any_engine)) == 15 and len(set(_raw_ids(any_engine))) == 15
 
 
