@@ -123,11 +123,11 @@ class HostLog:
 
 
 _JS_SHELL = (
-    "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Market</title>"
-    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-    "<link rel=\"stylesheet\" href=\"/static/app.css\"></head><body>"
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Market</title>'
+    '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    '<link rel="stylesheet" href="/static/app.css"></head><body>'
     "<noscript>You need to enable JavaScript to run this app.</noscript>"
-    "<div id=\"root\"></div><script src=\"/static/js/main.4f9c1a.js\"></script></body></html>"
+    '<div id="root"></div><script src="/static/js/main.4f9c1a.js"></script></body></html>'
 )
 """What a client-rendered page sends a client that runs no JavaScript: nothing to parse."""
 
