@@ -328,12 +328,12 @@ def test_ssrf_private_addresses_and_redirects_into_private_space_are_refused(
     assert page.calls == []  # refused before any connector saw them
     # an allowed host (the fake web's policy) that answers with a redirect into private space
     before = fake.web.logs.get("redirect.fake.test")
-    seen = before.requests if before else 0
+    seen = before.page_requests if before else 0
     for path in ("/private", "/metadata"):
         with pytest.raises(LookupRefused) as redirected:
             _run(lookup(db, fake.settings, f"http://redirect.fake.test{path}", registry=registry))
         assert redirected.value.reason == "unsafe_url"
-    assert fake.web.logs["redirect.fake.test"].requests == seen + 2  # the hop was the refusal
+    assert fake.web.logs["redirect.fake.test"].page_requests == seen + 2  # the hop was the refusal
     assert len(page.calls) == 2
     for table in (certificates, certificate_sightings, sources):
         assert _count(db, table) == 0

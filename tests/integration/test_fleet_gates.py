@@ -24,43 +24,36 @@ pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not bes
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_two_processes_share_one_host_budget(redis_url: str) -> None:
-    prefix = f"ri:test:{secrets.token_hex(4)}:"
+def _two_workers(module: str, *args: str) -> None:
+    """Run ``python -m tests.integration.<module> ARGS`` twice at once; both must exit 0."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
             [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
         ),
     }
+    command = [sys.executable, "-m", f"tests.integration.{module}", *args]
+    workers = [
+        subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    for worker in workers:
+        _, err = worker.communicate(timeout=60)
+        assert worker.returncode == 0, err
+
+
+def test_two_processes_share_one_host_budget(redis_url: str) -> None:
+    prefix = f"ri:test:{secrets.token_hex(4)}:"
     with running_fake_web() as (web, base):
-        workers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "tests.integration.gate_worker",
-                    redis_url,
-                    prefix,
-                    base,
-                    "5",
-                ],
-                cwd=REPO,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for _ in range(2)
-        ]
-        for worker in workers:
-            _, err = worker.communicate(timeout=60)
-            assert worker.returncode == 0, err
+        _two_workers("gate_worker", redis_url, prefix, base, "5")
     log = web.log("json.fake.test")
     assert log.requests == 10
     assert log.max_in_flight == 2
     assert log.min_gap() is not None and log.min_gap() >= 0.2 - GAP_TOLERANCE_S
     # Idle hosts are dropped: with no minute budget to remember, the host's key expires about a
-    # second after its last reserved start (or is already gone).
+    # second after its last start (or is already gone).
     client = redis.Redis.from_url(redis_url)
     keys = client.keys(f"{prefix}*")
     assert all(0 < client.pttl(key) <= 2_500 for key in keys)
@@ -72,29 +65,9 @@ def test_no_worker_of_the_fleet_sends_before_a_retry_after(redis_url: str) -> No
     deferral is shared (and made while the 429's slot is still held), so the host sees that one
     429 and nothing else until the second has passed; then every fetch goes through."""
     prefix = f"ri:test:{secrets.token_hex(4)}:"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
-        ),
-    }
     host = "ratelimit.fake.test"
     with running_fake_web() as (web, base):
-        args = [redis_url, prefix, base, "3", "1"]
-        workers = [
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.integration.retry_after_worker", *args],
-                cwd=REPO,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for _ in range(2)
-        ]
-        for worker in workers:
-            _, err = worker.communicate(timeout=60)
-            assert worker.returncode == 0, err
+        _two_workers("retry_after_worker", redis_url, prefix, base, "3", "1")
     log = web.log(host)
     assert log.count(429) == 1 and log.count(200) == 6, log.statuses
     first, *rest = sorted(log.starts)
@@ -105,27 +78,8 @@ def test_two_workers_obey_robots_txt_together(redis_url: str) -> None:
     """Each worker reads robots.txt once; neither requests a disallowed path, and the host sees
     its pages at least the Crawl-delay apart across both processes."""
     prefix = f"ri:test:{secrets.token_hex(4)}:"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
-        ),
-    }
     with running_fake_web() as (web, base):
-        workers = [
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.integration.robots_worker", redis_url, prefix, base],
-                cwd=REPO,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for _ in range(2)
-        ]
-        for worker in workers:
-            _, err = worker.communicate(timeout=60)
-            assert worker.returncode == 0, err
+        _two_workers("robots_worker", redis_url, prefix, base)
     log = web.log(ROBOTS_HOST)
     assert log.paths.count("/robots.txt") == 2  # once per process
     assert not [p for p in log.paths if p.startswith(("/private/", "/members/"))]

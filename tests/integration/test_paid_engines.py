@@ -582,16 +582,21 @@ def test_the_router_escalates_a_challenge_from_api_to_firecrawl_to_scrapfly(
 
     assert result.engine == "scrapfly"
     assert result.json()["id"] == "7"
+    # robots.txt first, behind the same wall: read the same way (api, Firecrawl, then Scrapfly,
+    # whose solved shield finds none: allow all), and paid for like a page
+    robots = url.replace("/items/7.json", "/robots.txt")
     stats = {name: s.as_dict() for name, s in router.stats.items()}
-    assert (stats["api"]["blocked"], stats["api"]["credits"]) == (1, 0.0)
-    assert (stats["firecrawl"]["blocked"], stats["firecrawl"]["credits"]) == (1, 1.0)
-    assert (stats["scrapfly"]["success"], stats["scrapfly"]["credits"]) == (1, 6.0)
+    assert (stats["api"]["blocked"], stats["api"]["credits"]) == (2, 0.0)
+    assert (stats["firecrawl"]["blocked"], stats["firecrawl"]["credits"]) == (2, 2.0)
+    assert (stats["scrapfly"]["success"], stats["scrapfly"]["credits"]) == (1, 12.0)
     assert [(e.engine, e.credits, e.url) for e in ledger] == [
+        ("firecrawl", 1.0, robots),
+        ("scrapfly", 6.0, robots),
         ("firecrawl", 1.0, url),
         ("scrapfly", 6.0, url),
     ]
-    assert firecrawl.fake.credits_used == 1 and scrapfly.fake.credits_used == 6
-    assert fake_web.log("challenge.fake.test").requests == 2  # api, then Firecrawl's fetch
+    assert firecrawl.fake.credits_used == 2 and scrapfly.fake.credits_used == 12
+    assert fake_web.log("challenge.fake.test").requests == 4  # api, then Firecrawl's, twice
 
 
 def test_the_router_skips_scrapfly_without_a_key_and_says_why(

@@ -138,7 +138,7 @@ class RobotsCache:
             rules = RobotsRules.from_status(status, body)
             revisit = policy.robots_revisit_ms / 1000
             self._store(origin, _Entry(rules, self.clock.time() + revisit))
-            log.info(
+            log.debug(
                 "robots.read",
                 origin=origin,
                 status=status,

@@ -278,30 +278,46 @@ class Router:
         self, url: str, host: str, order: Sequence[EngineName], *, probe: bool = False
     ) -> tuple[int, bytes]:
         """``GET /robots.txt`` as ``(status, body)``, through the engines in the connector's
-        order: a challenge page goes to the next one, as a page's would. For a probe (a health
-        check) the read is a probe too: it skips the host's queue, not its budget."""
+        order, skipping (and counting) the unavailable ones as for a page. A challenge page goes to
+        the next engine; a wall in front of every engine is :class:`Blocked`, as the pages behind
+        it would be. For a probe (a health check) the read is a probe too: it skips the host's
+        queue, not its budget. What it costs a paid engine is charged like a page."""
         blocked: Blocked | None = None
         for name in order:
-            if self._skip_reason(name) is not None:
+            reason = self._skip_reason(name)
+            if reason:
+                self._stats(name).skipped += 1
+                log.info("router.engine_skipped", engine=name, host=host, reason=reason)
                 continue
+            stats = self._stats(name)
+            stats.attempts += 1  # a request like any other (not a page: never a "success")
             try:
                 request = FetchRequest(url=url, expect="text", probe=probe)
                 result = await self.engines[name].fetch(request)
             except FetchError as exc:
                 self._charge(name, exc.credits, url)  # a paid engine bills refusals too
+                if exc.indeterminate:
+                    stats.indeterminate += 1
+                    log.warning(
+                        "fetch.indeterminate", engine=name, host=host, url=url, credits=exc.credits
+                    )
                 if isinstance(exc, Blocked):
+                    stats.blocked += 1
+                    log.info("fetch.blocked", engine=name, host=host, url=url, vendor=exc.vendor)
                     blocked = exc
                     continue
-                if isinstance(exc, UnsafeURL | CircuitOpen | RateLimited | BudgetExhausted):
-                    raise  # answers about the host itself, handled as for any page
+                answers = UnsafeURL | ResponseTooLarge | CircuitOpen | RateLimited | BudgetExhausted
+                if isinstance(exc, answers) or exc.indeterminate:
+                    raise  # about the host or the vendor, handled as for any page
                 if isinstance(exc, PermanentFetchError) and exc.status is not None:
                     return exc.status, b""
                 # 5xx, timeouts, refused connections: not now
                 raise RobotsUnavailable(f"{url}: {exc}", url=url, host=host) from exc
             self._charge(name, result.credits, url)
             return result.status, result.content
-        reason = f"every engine was challenged ({blocked})" if blocked else "no engine can run"
-        raise RobotsUnavailable(f"{url}: {reason}", url=url, host=host)
+        if blocked is not None:
+            raise blocked
+        raise RobotsUnavailable(f"{url}: no engine can run", url=url, host=host)
 
     async def _attempt(
         self, name: EngineName, request: FetchRequest, host: str

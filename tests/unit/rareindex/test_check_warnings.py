@@ -14,6 +14,7 @@ from rareindex import check
 from rareindex.settings import Settings
 from rareindex_connectors import Money
 from rareindex_connectors._context import FetchResult
+from rareindex_connectors.adapters import RobotsRules
 from rareindex_connectors.stores import WooCommerceStoreConnector
 
 FIXTURE = (
@@ -33,7 +34,12 @@ class _Stack:
             body = FIXTURE.read_bytes() if kwargs["params"]["page"] == 1 else b"[]"
             return FetchResult(url, 200, body, "api")
 
-        self.router = SimpleNamespace(fetcher=lambda engines: fetch, stats={})
+        async def robots_rules(url: str, **kwargs: Any) -> RobotsRules:
+            return RobotsRules.allow_all()
+
+        self.router = SimpleNamespace(
+            fetcher=lambda engines, **kwargs: fetch, robots_rules=robots_rules, stats={}
+        )
 
     async def aclose(self) -> None:
         return None

@@ -111,11 +111,11 @@ def demo(ctx: typer.Context) -> None:
     empty = sorted(name for name, rows in counts.items() if not rows and name not in parts)
     console.print(f"empty until later stages run: {', '.join(empty)}")
 
-    demo_report(engine, settings, registry)
-
     from .index_cmd import print_price_index  # the price index over what the demo stored
 
     print_price_index(engine)
+
+    demo_report(engine, settings, registry)  # last: the demo ends with where its report is
 
 
 def collected_table(engine: Engine, registry: Registry) -> Table:
