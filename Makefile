@@ -30,8 +30,8 @@ demo: $(STAMP) ## Set up, then run the demo end to end on embedded SQLite and pr
 	$(BIN)/rareindex demo
 
 test: $(STAMP) services lint typecheck ## Set up, start PostgreSQL/Redis if down, lint, type-check, run every test
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial"
-	$(BIN)/python -m pytest -m serial
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15
+	$(BIN)/python -m pytest -m serial --durations=5
 
 services: $(STAMP) ## Start PostgreSQL and Redis when down, install Debian's chromium when missing (root)
 	$(BIN)/python scripts/services.py

@@ -50,7 +50,8 @@ def test_a_paid_fetch_that_timed_out_after_sending_is_indeterminate_and_sent_onc
     fake_firecrawl: Callable[..., tuple[Any, str]],
     tmp_path: Path,
 ) -> None:
-    fake, firecrawl_url = fake_firecrawl(delays=[Delay(8.0)])
+    # the store's pages answer late; its robots.txt, read first, answers at once
+    fake, firecrawl_url = fake_firecrawl(delays=[Delay(8.0, match=r"^(?!.*/robots\.txt)")])
     root = connectors_dir(
         tmp_path, {"coins-woo": {"engines": ["firecrawl"]}}, extra=json.dumps(POLICY)
     )
@@ -94,8 +95,12 @@ def test_a_paid_fetch_that_timed_out_after_sending_is_indeterminate_and_sent_onc
         fleet.stop_all()
     assert fleet.running["worker"].returncode == 0, fleet.logs()
 
-    assert len(fake.calls) == 1, fake.calls  # one send, never a second one
-    assert fake.credits_used == 1  # the vendor did the work and billed it
+    robots, pages = [
+        [c for c in fake.calls if (c.target or "").endswith("/robots.txt") is robots_txt]
+        for robots_txt in (True, False)
+    ]
+    assert len(robots) == 1 and len(pages) == 1, fake.calls  # one send of the page, never two
+    assert fake.credits_used == 2  # the vendor did the work and billed it (and the robots.txt)
     with pg_engine.connect() as conn:
         run = conn.execute(select(connector_runs).where(connector_runs.c.id == run_id)).one()
         ledger = conn.execute(
@@ -107,8 +112,8 @@ def test_a_paid_fetch_that_timed_out_after_sending_is_indeterminate_and_sent_onc
     assert (run.status, run.failure_reason) == ("failed", "indeterminate"), run.error
     stats = run.engine_stats["firecrawl"]
     assert (stats["attempts"], stats["success"], stats["indeterminate"]) == (1, 0, 1), stats
-    assert run.cost_credits == Decimal(1)
-    assert [(e, Decimal(c), n) for e, c, n in ledger] == [("firecrawl", Decimal(1), 1)]
+    assert run.cost_credits == Decimal(2)
+    assert [(e, Decimal(c), n) for e, c, n in ledger] == [("firecrawl", Decimal(2), 2)]
     assert stored == 0
     events = [json.loads(line) for line in fleet.log("worker").splitlines() if line[:1] == "{"]
     assert [e["engine"] for e in events if e.get("event") == "fetch.indeterminate"] == ["firecrawl"]

@@ -16,7 +16,8 @@ For each engine allowed by both the connector and the host's policy:
   or a ``Retry-After`` beyond the cap: those are answers, not engine failures.
 
 Every attempt feeds :attr:`Router.stats` (``{attempts, success, credits, ms, statuses, blocked,
-circuit_open, indeterminate}`` per engine) and the cost ledger. An *indeterminate* attempt (sent,
+circuit_open, indeterminate, robots}`` per engine; ``robots`` counts robots.txt reads, which are
+not page attempts) and the cost ledger. An *indeterminate* attempt (sent,
 no answer: a paid engine may have billed it) is counted and logged ``fetch.indeterminate``, and,
 being transient, is raised rather than escalated to another (paid) engine.
 
@@ -77,6 +78,8 @@ class EngineStats:
     skipped: int = 0
     indeterminate: int = 0
     """Sent, and no answer came back: the outcome (and a paid engine's bill) is unknown."""
+    robots: int = 0
+    """robots.txt reads sent through this engine (not pages: not in ``attempts``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -290,7 +293,7 @@ class Router:
                 log.info("router.engine_skipped", engine=name, host=host, reason=reason)
                 continue
             stats = self._stats(name)
-            stats.attempts += 1  # a request like any other (not a page: never a "success")
+            stats.robots += 1
             try:
                 request = FetchRequest(url=url, expect="text", probe=probe)
                 result = await self.engines[name].fetch(request)
