@@ -6,7 +6,7 @@
                            (also ``Disallow: /members/``), a ``Sitemap:`` line; ``/p/<n>``,
                            ``/private/<n>`` and ``/members/<n>`` all answer 200, so the host log
                            tells whether a crawler obeyed; ``/sitemap.xml`` lists ``/p/1..5``
-``robots-down.fake.test``  ``/robots.txt`` answers 503 (``Retry-After: 1``); pages answer 200
+``robots-down.fake.test``  ``/robots.txt`` answers 503 (no ``Retry-After``); pages answer 200
 =========================  ==================================================================
 
 Example:
@@ -70,5 +70,5 @@ class RobotsDown:
 
     async def __call__(self, request: Request) -> Response:
         if request.url.path == "/robots.txt":
-            return Response("busy", status_code=503, headers={"retry-after": "1"})
+            return Response("busy", status_code=503)  # down, without saying for how long
         return JSONResponse({"path": request.url.path})
