@@ -100,6 +100,10 @@ def demo(ctx: typer.Context) -> None:
         f"{verified.mismatches} listing titles disagree with their certificate"
     )
 
+    from .index_cmd import print_price_index  # the price index over what the demo stored
+
+    print_price_index(engine)
+
     with engine.connect() as conn:
         counts = table_counts(conn)
         parts = partitions(conn)
@@ -110,10 +114,6 @@ def demo(ctx: typer.Context) -> None:
     console.print(table)
     empty = sorted(name for name, rows in counts.items() if not rows and name not in parts)
     console.print(f"empty until later stages run: {', '.join(empty)}")
-
-    from .index_cmd import print_price_index  # the price index over what the demo stored
-
-    print_price_index(engine)
 
     demo_report(engine, settings, registry)  # last: the demo ends with where its report is
 
