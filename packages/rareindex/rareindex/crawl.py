@@ -156,11 +156,15 @@ class _Batch:
 
 
 def _budgeted_fetch(
-    router: Router, engines: Sequence[EngineName], budget: UrlBudget, scorer: Scorer | None
+    router: Router,
+    engines: Sequence[EngineName],
+    budget: UrlBudget,
+    scorer: Scorer | None,
+    before: Callable[[], None] = lambda: None,
 ) -> Fetcher:
     """The run's ``ctx.fetch``: the router with the connector's scorer, plus, for
     ``conditional=True`` fetches, the stored validators (a 304 is a cheap "unchanged") and an
-    observation for the budget store."""
+    observation for the budget store. ``before`` runs first (the lease check)."""
 
     async def fetch(
         url: str,
@@ -170,6 +174,7 @@ def _budgeted_fetch(
         params: Mapping[str, str | int] | None = None,
         conditional: bool = False,
     ) -> FetchResult:
+        before()  # a run that lost its lease sends nothing more
         if not conditional:
             return await router.fetch(
                 url, engines=engines, expect=expect, headers=headers, params=params, scorer=scorer
@@ -210,20 +215,56 @@ def _retry_not_before(exc: BaseException, stack: FetchStack, connector_id: str) 
     return datetime.now(UTC) + timedelta(seconds=wait)
 
 
-async def _keep_lease(db: Engine, run: RunHandle, lost: list[LeaseLost]) -> None:
+class _LeaseWatch:
+    """What the run knows about its lease: lost (``lost``), or when it last knew it held it.
+
+    Before each fetch, :meth:`check` stops a run whose lease was lost, and asks the database
+    first after a silence of half a lease (a process frozen or starved past its lease): so a
+    worker whose run was taken over sends nothing more, even while its pages yield no record to
+    commit (304s, skipped pages)."""
+
+    def __init__(self, db: Engine, run: RunHandle) -> None:
+        self.db, self.run = db, run
+        self.lost: list[LeaseLost] = []
+        self.confirmed = time.monotonic()
+
+    def held(self) -> None:
+        """The lease was just renewed (a renewal or a fenced commit went through)."""
+        self.confirmed = time.monotonic()
+
+    def check(self) -> None:
+        if self.lost:
+            raise self.lost[0]
+        if time.monotonic() - self.confirmed <= self.run.lease_seconds / 2:
+            return
+        try:
+            renew_lease(self.db, self.run)
+        except LeaseLost as exc:
+            self.lost.append(exc)
+            raise
+        except Exception as exc:  # the database is away: the next commit will say so
+            log.warning("crawl.lease_renewal_failed", run=self.run.id, error=str(exc)[:300])
+            return
+        self.held()
+
+
+async def _keep_lease(db: Engine, run: RunHandle, watch: _LeaseWatch) -> None:
     """Renew the run's lease every third of its length while the crawl waits between commits
     (a slow host, a long ``Retry-After``): a live run is never taken over for being slow. A
-    renewal that finds the run taken over is put in ``lost`` and the crawl stops at its next
-    record; one that fails otherwise (the database away) is tried again next period."""
+    renewal that finds the run taken over is put in ``watch.lost`` and the crawl stops at its
+    next record or fetch; one that fails otherwise (the database away) is tried again next
+    period."""
     while True:
         await asyncio.sleep(run.lease_seconds / 3)
         try:
             renew_lease(db, run)
         except LeaseLost as exc:
-            lost.append(exc)
+            watch.lost.append(exc)
             return
         except Exception as exc:  # the database is away: the next commit will say so
             log.warning("crawl.lease_renewal_failed", run=run.id, error=str(exc)[:300])
+        else:
+            watch.held()
 
 
 async def run_connector(
@@ -278,9 +319,10 @@ async def run_connector(
         if on_progress:
             on_progress(summary, progress)
 
+    watch = _LeaseWatch(db, run)
     ctx = CrawlContext(
         connector_id=meta.id,
-        fetch=_budgeted_fetch(router, meta.engines, budget, scorer_of(connector)),
+        fetch=_budgeted_fetch(router, meta.engines, budget, scorer_of(connector), watch.check),
         due=budget.should_fetch,
         known=lambda url: budget.state(url) is not None,
         on_cursor=lambda: batch.states.extend(budget.take_pending()),
@@ -314,6 +356,7 @@ async def run_connector(
             url_states=batch.states,
             progress=reported,
         )
+        watch.held()  # the fenced commit went through: the lease is ours
         summary.pages += pages
         summary.records += result.records
         summary.dupes += result.dupes
@@ -330,8 +373,8 @@ async def run_connector(
 
     outcome, status, reason, error = "complete", "succeeded", None, None
     retry_not_before: datetime | None = None
-    lease_lost: list[LeaseLost] = []
-    heartbeat = asyncio.create_task(_keep_lease(db, run, lease_lost))
+    lease_lost = watch.lost
+    heartbeat = asyncio.create_task(_keep_lease(db, run, watch))
     crawl = connector.crawl(ctx)
     try:
         async for record in crawl:
