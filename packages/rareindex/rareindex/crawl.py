@@ -65,6 +65,7 @@ from rareindex_connectors import (
 
 from .budget import UrlBudget
 from .fetching import FetchStack, build_fetch_stack
+from .lease_watch import LeaseWatch, keep_lease
 from .registry import load_registry
 from .settings import Settings
 from .storage import BlobStore, Engine, RawRecordStore, is_database_outage
@@ -72,12 +73,10 @@ from .storage.backfills import load_backfill, record_slice
 from .storage.crawl_state import UrlState
 from .storage.runs import (
     LeaseLost,
-    RunHandle,
     RunNotClaimable,
     commit_batch,
     finish_run,
     load_run,
-    renew_lease,
     start_run,
 )
 
@@ -215,58 +214,6 @@ def _retry_not_before(exc: BaseException, stack: FetchStack, connector_id: str) 
     return datetime.now(UTC) + timedelta(seconds=wait)
 
 
-class _LeaseWatch:
-    """What the run knows about its lease: lost (``lost``), or when it last knew it held it.
-
-    Before each fetch, :meth:`check` stops a run whose lease was lost, and asks the database
-    first after a silence of half a lease (a process frozen or starved past its lease): so a
-    worker whose run was taken over sends nothing more, even while its pages yield no record to
-    commit (304s, skipped pages)."""
-
-    def __init__(self, db: Engine, run: RunHandle) -> None:
-        self.db, self.run = db, run
-        self.lost: list[LeaseLost] = []
-        self.confirmed = time.monotonic()
-
-    def held(self) -> None:
-        """The lease was just renewed (a renewal or a fenced commit went through)."""
-        self.confirmed = time.monotonic()
-
-    def check(self) -> None:
-        if self.lost:
-            raise self.lost[0]
-        if time.monotonic() - self.confirmed <= self.run.lease_seconds / 2:
-            return
-        try:
-            renew_lease(self.db, self.run)
-        except LeaseLost as exc:
-            self.lost.append(exc)
-            raise
-        except Exception as exc:  # the database is away: the next commit will say so
-            log.warning("crawl.lease_renewal_failed", run=self.run.id, error=str(exc)[:300])
-            return
-        self.held()
-
-
-async def _keep_lease(db: Engine, run: RunHandle, watch: _LeaseWatch) -> None:
-    """Renew the run's lease every third of its length while the crawl waits between commits
-    (a slow host, a long ``Retry-After``): a live run is never taken over for being slow. A
-    renewal that finds the run taken over is put in ``watch.lost`` and the crawl stops at its
-    next record or fetch; one that fails otherwise (the database away) is tried again next
-    period."""
-    while True:
-        await asyncio.sleep(run.lease_seconds / 3)
-        try:
-            renew_lease(db, run)
-        except LeaseLost as exc:
-            watch.lost.append(exc)
-            return
-        except Exception as exc:  # the database is away: the next commit will say so
-            log.warning("crawl.lease_renewal_failed", run=run.id, error=str(exc)[:300])
-        else:
-            watch.held()
-
-
 async def run_connector(
     connector: Connector,
     *,
@@ -319,7 +266,7 @@ async def run_connector(
         if on_progress:
             on_progress(summary, progress)
 
-    watch = _LeaseWatch(db, run)
+    watch = LeaseWatch(db, run)
     ctx = CrawlContext(
         connector_id=meta.id,
         fetch=_budgeted_fetch(router, meta.engines, budget, scorer_of(connector), watch.check),
@@ -374,7 +321,7 @@ async def run_connector(
     outcome, status, reason, error = "complete", "succeeded", None, None
     retry_not_before: datetime | None = None
     lease_lost = watch.lost
-    heartbeat = asyncio.create_task(_keep_lease(db, run, watch))
+    heartbeat = asyncio.create_task(keep_lease(db, run, watch))
     crawl = connector.crawl(ctx)
     try:
         async for record in crawl:

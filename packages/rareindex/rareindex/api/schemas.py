@@ -19,7 +19,6 @@ __all__ = [
     "BudgetLeft",
     "CheckResult",
     "ConnectorCost",
-    "ConnectorStatusChange",
     "ConnectorView",
     "ConnectorsResponse",
     "CoverageResponse",
@@ -183,12 +182,6 @@ class CoverageResponse(_Out):
     fx: FxCoverageOut
 
 
-class ConnectorStatusChange(_Out):
-    id: str
-    previous_status: str
-    status: Literal["active", "paused"]
-
-
 class DeadLetterView(_Out):
     id: str = Field(description="the dramatiq message id")
     queue: str
@@ -224,6 +217,9 @@ CERT_NUMBER_PATTERN = "#?[0-9]{7,10}(?:-[0-9]{3})?"
 _LABEL = f"{any_case('cert')}(?:{any_case('ification')})?"
 _LABEL += f"(?: *(?:{any_case('no')}\\.?|{any_case('number')}))?"
 TARGET_PATTERN = f"^(?:{GRADER_PATTERN}[ :#]+)?(?:{_LABEL}[ :#]*)?{CERT_NUMBER_PATTERN}$"
+URL_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$"
+"""What the lookup reads as a URL (a scheme, ``://``, no blanks); the SSRF check then refuses any
+scheme but http(s) and any private address."""
 """What ``rareindex.certs.lookup`` reads as a cert number, spaces and separators kept simple so
 every string the pattern matches is one it accepts: ``PSA 12345678``, ``cert# 4321000-001``. The
 lookup route refuses any other target (422 ``bad_input``), so the document says exactly what the
@@ -245,6 +241,7 @@ class LookupRequest(BaseModel):
     url: str | None = Field(
         default=None,
         max_length=2048,
+        json_schema_extra={"pattern": URL_PATTERN},  # the route checks it: 422 bad_input
         examples=["https://shop.example/p/1"],
         description="an http(s) listing URL; refused (422 unsafe_url, no_connector) when the "
         "SSRF policy refuses it or no connector reads it",

@@ -11,8 +11,8 @@ Reads (each at request or scrape time, so every API process and every worker agr
 
 What ``/metrics`` reads from the database is :mod:`.metrics_queries`.
 
-Writes: :func:`set_connector_status` (pause / resume) and :func:`release_requeue` (undo a requeue
-claim whose send failed).
+Writes: :func:`release_requeue` (undo a requeue claim whose send failed). A connector's status is
+changed through :mod:`.connector_status`.
 
 Example:
     >>> rows = coverage(engine, since=datetime.now(UTC) - timedelta(days=30))   # doctest: +SKIP
@@ -60,7 +60,6 @@ __all__ = [
     "connector_overviews",
     "coverage",
     "release_requeue",
-    "set_connector_status",
 ]
 
 UP_HEALTH = frozenset({"UP", "DEGRADED"})
@@ -343,41 +342,6 @@ def coverage(engine: Engine, *, since: datetime) -> list[CoverageCount]:
         target.connectors_down = down[target.source_id]
         target.connectors_unchecked = unchecked[target.source_id]
     return sorted(cells.values(), key=lambda c: (c.source_id, c.category is None, c.category))
-
-
-_STATUS_FROM: dict[str, frozenset[str]] = {
-    "paused": frozenset({"active", "paused"}),
-    "active": frozenset({"active", "paused"}),
-}
-
-
-def set_connector_status(engine: Engine, connector_id: str, status: str) -> tuple[str, str]:
-    """Pause (``paused``) or resume (``active``) a connector; returns (before, after).
-
-    Only ``active`` <-> ``paused``: a connector in ``maintenance`` or ``disabled`` was put there
-    on purpose and is refused with :class:`StatusConflict`. Idempotent otherwise.
-    """
-    allowed = _STATUS_FROM.get(status)
-    if allowed is None:
-        raise ValueError(f"status must be one of {sorted(_STATUS_FROM)}, not {status!r}")
-    with engine.begin() as conn:
-        before = conn.execute(
-            select(connectors.c.status).where(connectors.c.id == connector_id).with_for_update()
-        ).scalar_one_or_none()
-        if before is None:
-            raise ConnectorNotFound(f"no connector {connector_id!r} is stored")
-        if before not in allowed:
-            raise StatusConflict(
-                f"connector {connector_id!r} is {before}; only active and paused connectors "
-                "can be paused or resumed"
-            )
-        if before != status:
-            conn.execute(
-                update(connectors)
-                .where(connectors.c.id == connector_id)
-                .values(status=status, updated_at=func.now())
-            )
-    return before, status
 
 
 def release_requeue(engine: Engine, message_id: str) -> None:

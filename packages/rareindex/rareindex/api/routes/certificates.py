@@ -27,7 +27,13 @@ from ...certs.extract import GRADERS
 from ...errors import LookupRefused
 from ..auth import require_token
 from ..errors import ApiError, error_responses
-from ..schemas import CERT_NUMBER_PATTERN, GRADER_PATTERN, TARGET_PATTERN, LookupRequest
+from ..schemas import (
+    CERT_NUMBER_PATTERN,
+    GRADER_PATTERN,
+    TARGET_PATTERN,
+    URL_PATTERN,
+    LookupRequest,
+)
 from ..state import ApiState, api_state
 
 __all__ = ["REFUSAL_STATUS", "router"]
@@ -111,6 +117,8 @@ async def lookup_target(body: LookupRequest, state: State) -> CertLookupResult:
             f"{body.target[:80]!r} is not a cert number (7-10 digits, optionally -NNN, "
             f"optionally after a grader: {', '.join(GRADERS)} and a cert label)"
         )
+    if body.url is not None and not re.search(URL_PATTERN, body.url):
+        raise _bad_input(f"{body.url[:80]!r} is not a URL (scheme://host/path, e.g. https://…)")
     registry, stack = state.lookup_tools()
     try:
         return await lookup(
