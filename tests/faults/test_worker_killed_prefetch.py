@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import dramatiq
+import pytest
 import redis
 from dramatiq.brokers.redis import RedisBroker
 from sqlalchemy import Engine, select
@@ -32,6 +33,8 @@ from rareindex.storage.queue import enqueue_run
 from rareindex.storage.schema import connector_runs
 
 from .conftest import FaultyWeb, OwnRedis, Processes, connectors_dir, fleet_env, wait_until
+
+pytestmark = pytest.mark.serial  # a time bound (two leases) measured across processes: run alone
 
 LEASE_S = 5
 STORES = {"cards-shop": {"page_size": 50}, "coins-woo": {}}
