@@ -4,7 +4,7 @@
 
 The fake web's market draws its prices from fixed values (the contract and golden tests depend on
 them), so the truth lives here, in a bench-only generator built on the fake web's own catalog
-(:func:`rareindex_connectors.testing.sites.world.world`: 884 items in four categories):
+(:func:`rareindex_fakeweb.sites.world.world`: 884 items in four categories):
 
 * each category has a weekly index path over 52 weeks: a drift, a weekly noise (sd 0.8 %), and
   one shock (a drop of 12-20 % in one week, a different week per category);
@@ -57,7 +57,7 @@ from rareindex.pricing import (
     week_of,
 )
 from rareindex.pricing.build import drift_of
-from rareindex_connectors.testing.sites.world import world
+from rareindex_fakeweb.sites.world import world
 
 START = datetime(2025, 12, 1, tzinfo=UTC)  # a Monday
 WEEKS = 52

@@ -164,7 +164,7 @@ def copy_raw(raws: Sequence[Any], db_url: str, blobs: Path, registry: Any) -> No
 def import_world_catalog(db_url: str) -> int:
     from rareindex.storage import make_engine
     from rareindex.storage.catalog_store import import_catalog
-    from rareindex_connectors.testing.sites.catalog import world_catalog
+    from rareindex_fakeweb.sites.catalog import world_catalog
 
     engine = make_engine(db_url)
     imported = import_catalog(engine, world_catalog(SEED))

@@ -278,7 +278,7 @@ def scaling(args: argparse.Namespace, sizes: Sequence[int], count: int, sample_s
     precision and recall — how the cost grows with the catalog."""
     from rich.table import Table
 
-    from rareindex_connectors.testing.scale_catalog import noisy_titles, scale_catalog
+    from bench.scale.catalog import noisy_titles, scale_catalog
 
     began = time.perf_counter()
     repeat = max(1, args.repeat)
@@ -380,8 +380,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from rich.table import Table
 
-    from rareindex_connectors.testing.scale_catalog import noisy_titles, scale_catalog
-    from rareindex_connectors.testing.sites.market_data import market_data
+    from bench.scale.catalog import noisy_titles, scale_catalog
+    from rareindex_fakeweb.sites.market_data import market_data
 
     console = make_console()  # one row per matcher, even when piped
     began = time.perf_counter()

@@ -15,7 +15,12 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m rareindex ARGS`` with ``env`` added to a copy of the environment minus RI_*."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [REPO / "packages/connectors", REPO / "packages/rareindex", REPO]
+    paths = [
+        REPO / "packages/connectors",
+        REPO / "packages/fakeweb",
+        REPO / "packages/rareindex",
+        REPO,
+    ]
     full_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths)  # also without an install
     full_env.update(env or {})
     return subprocess.run(

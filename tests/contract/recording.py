@@ -25,7 +25,8 @@ from rareindex.check import as_raw, capture_first_page
 from rareindex.registry import load_registry
 from rareindex.settings import REPO_ROOT, Settings
 from rareindex_connectors import Connector, ParseError, RawRecord
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 
 FIXTURES = REPO_ROOT / "fixtures" / "connectors"
 RECORDED_AT = datetime(2026, 1, 1, tzinfo=UTC)

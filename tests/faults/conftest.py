@@ -31,10 +31,12 @@ import httpx
 import pytest
 
 from rareindex.settings import REPO_ROOT
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 
 PYTHONPATH = os.pathsep.join(
-    str(REPO_ROOT / p) for p in ("packages/connectors", "packages/rareindex", ".")
+    str(REPO_ROOT / p)
+    for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
 )
 GUARD_DIR = Path(__file__).parent / "loopback_only"
 """``sitecustomize.py`` there refuses non-loopback connections in every process started with it."""
@@ -456,7 +458,7 @@ class ToFaultyWeb(httpx.AsyncBaseTransport):
 def fake_firecrawl(faulty_web: FaultyWeb) -> Iterator[Callable[..., tuple[Any, str]]]:
     """``fake_firecrawl(**options)`` -> (the fake Firecrawl API, its base URL), fetching its
     targets from :func:`faulty_web`; key ``fc-test``."""
-    from rareindex_connectors.testing.fake_firecrawl import create_fake_firecrawl_app
+    from rareindex_fakeweb.fake_firecrawl import create_fake_firecrawl_app
 
     with contextlib.ExitStack() as stack:
 

@@ -23,7 +23,7 @@ from rareindex.storage import upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.queue import enqueue_run
 from rareindex.storage.schema import connector_runs, raw_records
-from rareindex_connectors.testing.sites.shopify_data import shop_data
+from rareindex_fakeweb.sites.shopify_data import shop_data
 
 from .conftest import FaultyWeb, OwnRedis, Processes, connectors_dir, fleet_env, wait_until
 

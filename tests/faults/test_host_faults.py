@@ -43,8 +43,9 @@ from rareindex.storage import make_engine, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.queue import enqueue_run
 from rareindex.storage.schema import connector_runs, raw_records
-from rareindex_connectors.testing import FakeWeb, serve_asgi
-from rareindex_connectors.testing.fake_web import CLOUDFLARE_CHALLENGE
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FakeWeb
+from rareindex_fakeweb.fake_web import CLOUDFLARE_CHALLENGE
 
 from .conftest import (
     FaultyWeb,
@@ -87,7 +88,7 @@ class Outcome:
 
 @pytest.fixture(scope="module")
 def outcome(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
-    from rareindex_connectors.testing.fake_firecrawl import create_fake_firecrawl_app
+    from rareindex_fakeweb.fake_firecrawl import create_fake_firecrawl_app
 
     tmp = tmp_path_factory.mktemp("host-faults")
     web = FaultyWeb(delay_s={HEALTHY: 0.1}, faults={STORM: storm, WALL: wall})

@@ -42,7 +42,7 @@ from rareindex.storage.schema import (
     raw_records,
 )
 from rareindex_connectors import parse_normalized
-from rareindex_connectors.testing import FAKE_HOSTS
+from rareindex_fakeweb import FAKE_HOSTS
 from tests.conftest import PG_ADMIN_URL
 
 from .conftest import GUARD_DIR, PYTHONPATH, FaultyWeb, connectors_dir, wait_until

@@ -30,7 +30,7 @@ from rareindex.storage import upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.queue import enqueue_run
 from rareindex.storage.schema import connector_runs, costs, raw_records
-from rareindex_connectors.testing.servers import Delay
+from rareindex_fakeweb.servers import Delay
 
 from .conftest import FaultyWeb, OwnRedis, Processes, connectors_dir, fleet_env, wait_until
 

@@ -29,8 +29,8 @@ from sqlalchemy import Engine, func, select
 
 from rareindex.storage import make_engine, upgrade
 from rareindex.storage.schema import connector_runs, raw_records
-from rareindex_connectors.testing.sites import woo_data, world
-from rareindex_connectors.testing.sites.shopify_data import shop_data
+from rareindex_fakeweb.sites import woo_data, world
+from rareindex_fakeweb.sites.shopify_data import shop_data
 
 from .conftest import (
     FaultyWeb,

@@ -37,7 +37,7 @@ from rareindex.settings import Settings
 from rareindex.storage import upgrade
 from rareindex.storage.normalized_store import unnormalized_raw_ids
 from rareindex.storage.schema import connector_runs, normalized_records, raw_records
-from rareindex_connectors.testing import FAKE_HOSTS
+from rareindex_fakeweb import FAKE_HOSTS
 from workers.actors import RAW_BATCH, PipelineSweep, declare_actors
 
 from .conftest import FaultyWeb, OwnRedis, Processes, connectors_dir, fleet_env, wait_until

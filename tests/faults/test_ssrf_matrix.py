@@ -51,7 +51,7 @@ from rareindex.storage.schema import (
 )
 from rareindex.storage.tokens import create_token
 from rareindex_connectors import UnsafeURL
-from rareindex_connectors.testing import FAKE_HOSTS
+from rareindex_fakeweb import FAKE_HOSTS
 from tests.unit.rareindex.api.api_helpers import bearer, make_app
 
 from .conftest import FaultyWeb, connectors_dir, fleet_env

@@ -11,8 +11,8 @@ from rareindex_connectors._engines import ApiEngine
 from rareindex_connectors._gates import GateBackend, HostGates, MemoryGateBackend
 from rareindex_connectors._policy import PolicySet
 from rareindex_connectors._ssrf import SafeResolver
-from rareindex_connectors.testing.fake_web import FakeWeb
-from rareindex_connectors.testing.servers import serve_asgi
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb.fake_web import FakeWeb
 
 
 @contextmanager

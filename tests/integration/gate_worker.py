@@ -8,7 +8,7 @@ import sys
 
 from rareindex_connectors._engines import FetchRequest
 from rareindex_connectors._gates import RedisGateBackend
-from rareindex_connectors.testing.fake_web import FakeWeb
+from rareindex_fakeweb.fake_web import FakeWeb
 from tests.integration.fetch_helpers import api_engine
 
 HOST = "json.fake.test"

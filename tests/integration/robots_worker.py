@@ -10,8 +10,8 @@ import sys
 from rareindex_connectors import RobotsDisallowed, Router
 from rareindex_connectors._gates import RedisGateBackend
 from rareindex_connectors._policy import PolicySet
-from rareindex_connectors.testing.fake_web import FakeWeb
-from rareindex_connectors.testing.sites.robots_hosts import HOST
+from rareindex_fakeweb.fake_web import FakeWeb
+from rareindex_fakeweb.sites.robots_hosts import HOST
 from tests.integration.fetch_helpers import api_engine
 
 POLICY = FakeWeb.policy(**{HOST: {"concurrency": 4, "min_interval_ms": 0}})

@@ -21,8 +21,9 @@ from rareindex.settings import Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex_connectors import Connector
-from rareindex_connectors.testing import FAKE_HOSTS, serve_asgi
-from rareindex_connectors.testing.sites import SiteHandler, build_sites
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS
+from rareindex_fakeweb.sites import SiteHandler, build_sites
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,7 +63,12 @@ full.main()
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [REPO / "packages/connectors", REPO / "packages/rareindex", REPO]
+    paths = [
+        REPO / "packages/connectors",
+        REPO / "packages/fakeweb",
+        REPO / "packages/rareindex",
+        REPO,
+    ]
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths)
     env.update(extra)
     return env

@@ -14,7 +14,8 @@ from rareindex.settings import REPO_ROOT
 from rareindex.storage import upgrade
 from rareindex.storage.schema import certificate_sightings, certificates
 from rareindex.storage.tokens import create_token
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from tests.unit.rareindex.api.api_helpers import bearer, make_app
 
 ANY_PAGE = '''

@@ -38,7 +38,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from rareindex.storage import make_engine
 from rareindex.storage.cert_store import add_pending
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from tests.cli_helpers import REPO
 from tests.unit.rareindex.api.api_helpers import make_app, seed
 
@@ -107,7 +108,13 @@ def live_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApi]:
     guard.mkdir()
     (guard / "sitecustomize.py").write_text(NO_DNS.format(guard=str(GUARD / "sitecustomize.py")))
     env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [guard, REPO / "packages/connectors", REPO / "packages/rareindex", REPO]
+    paths = [
+        guard,
+        REPO / "packages/connectors",
+        REPO / "packages/fakeweb",
+        REPO / "packages/rareindex",
+        REPO,
+    ]
     env |= {
         "PYTHONPATH": os.pathsep.join(str(p) for p in paths),
         "RI_DATABASE_URL": url,

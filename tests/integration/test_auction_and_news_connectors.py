@@ -39,9 +39,10 @@ from rareindex_connectors import (
     RawRecord,
     RawRecordInput,
 )
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.auction_data import auction_data
-from rareindex_connectors.testing.sites.news import articles
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.auction_data import auction_data
+from rareindex_fakeweb.sites.news import articles
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
 AUCTION = REGISTRY.get("auction-house")

@@ -55,9 +55,10 @@ from rareindex_connectors import (
     RawRecordInput,
     TransientFetchError,
 )
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.shopify_data import shop_data
-from rareindex_connectors.testing.sites.woo_data import woo_data
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.shopify_data import shop_data
+from rareindex_fakeweb.sites.woo_data import woo_data
 from tests.cli_helpers import run_cli
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
@@ -494,7 +495,8 @@ def _crawler_env(db: Engine, tmp_path: Path, web: Web, *, page_size: int) -> dic
         "RI_CONNECT_TO": json.dumps({h: f"127.0.0.1:{web.port}" for h in FAKE_HOSTS}),
         "RI_RUN_LEASE_SECONDS": "2",
         "PYTHONPATH": os.pathsep.join(
-            str(REPO_ROOT / p) for p in ("packages/connectors", "packages/rareindex", ".")
+            str(REPO_ROOT / p)
+            for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
         ),
     }
 

@@ -48,9 +48,10 @@ from rareindex.storage.schema import (
     sets,
 )
 from rareindex_connectors import CatalogItem, PolicySet
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.catalog import world_catalog
-from rareindex_connectors.testing.sites.market_data import market_data
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.catalog import world_catalog
+from rareindex_fakeweb.sites.market_data import market_data
 from tests.cli_helpers import REPO, run_cli
 
 CATALOG = world_catalog(7)
@@ -80,7 +81,12 @@ def _engine(tmp_path: Path) -> Engine:
 def _with_stdin(*args: str, env: dict[str, str], stdin: str) -> subprocess.CompletedProcess[str]:
     """Like :func:`tests.cli_helpers.run_cli`, with ``stdin`` piped in."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [REPO / "packages/connectors", REPO / "packages/rareindex", REPO]
+    paths = [
+        REPO / "packages/connectors",
+        REPO / "packages/fakeweb",
+        REPO / "packages/rareindex",
+        REPO,
+    ]
     full_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths)
     full_env["PYTHONIOENCODING"] = "utf-8"
     full_env.update(env)

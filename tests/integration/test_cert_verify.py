@@ -49,9 +49,10 @@ from rareindex_connectors import (
     RawRecordInput,
     parse_normalized,
 )
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.grader import Certificate, cert_record, grader_data
-from rareindex_connectors.testing.sites.market_data import Listing, market_data
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.grader import Certificate, cert_record, grader_data
+from rareindex_fakeweb.sites.market_data import Listing, market_data
 from tests.cli_helpers import run_cli
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")

@@ -16,10 +16,10 @@ from sqlalchemy import Engine, select, update
 from rareindex.settings import Settings
 from rareindex.storage.schema import crawl_state, raw_records
 from rareindex_connectors.stores import ShopifyStoreConnector, WooCommerceStoreConnector
-from rareindex_connectors.testing.sites.shopify import ShopifyStore
-from rareindex_connectors.testing.sites.shopify_data import shop_data
-from rareindex_connectors.testing.sites.woo import WooStore
-from rareindex_connectors.testing.sites.woo_data import COMICS_HOST, woo_data
+from rareindex_fakeweb.sites.shopify import ShopifyStore
+from rareindex_fakeweb.sites.shopify_data import shop_data
+from rareindex_fakeweb.sites.woo import WooStore
+from rareindex_fakeweb.sites.woo_data import COMICS_HOST, woo_data
 from tests.integration.store_web import StoreWeb, crawl, serve_stores
 
 SHOP = "cards-shop.fake.test"

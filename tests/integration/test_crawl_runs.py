@@ -36,7 +36,7 @@ from rareindex_connectors import (
     SafeResolver,
     TransientFetchError,
 )
-from rareindex_connectors.testing import FakeWeb
+from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web
 
 

@@ -58,7 +58,8 @@ def _env(tmp_path: Path, base: str) -> dict[str, str]:
             "RI_CONNECT_TO": json.dumps({HOST: f"127.0.0.1:{port}"}),
             "RI_LOG_LEVEL": "warning",
             "PYTHONPATH": os.pathsep.join(
-                str(REPO_ROOT / p) for p in ("packages/connectors", "packages/rareindex", ".")
+                str(REPO_ROOT / p)
+                for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
             ),
         }
     )

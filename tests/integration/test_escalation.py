@@ -21,8 +21,9 @@ from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import raw_records
 from rareindex_connectors import PolicySet
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.fake_firecrawl import create_fake_firecrawl_app
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.fake_firecrawl import create_fake_firecrawl_app
 from tests.integration.test_health_worker import FakeWebOn
 
 MARKET = "market.fake.test"

@@ -21,8 +21,8 @@ from rareindex_connectors import (
     UndecodableBody,
 )
 from rareindex_connectors._engines import FetchRequest
-from rareindex_connectors.testing.fake_web import FakeWeb
-from rareindex_connectors.testing.sites.bodies import HOST, PRODUCTS, bombs
+from rareindex_fakeweb.fake_web import FakeWeb
+from rareindex_fakeweb.sites.bodies import HOST, PRODUCTS, bombs
 from tests.integration.fetch_helpers import api_engine, running_fake_web
 
 LIMIT = 1024 * 1024

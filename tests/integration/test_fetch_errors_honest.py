@@ -40,7 +40,7 @@ from rareindex_connectors import (
     UnsafeURL,
 )
 from rareindex_connectors._engines import FetchRequest, bot_user_agent
-from rareindex_connectors.testing.fake_web import FakeWeb
+from rareindex_fakeweb.fake_web import FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web
 
 TLS_HOST = "tls.fake.test"

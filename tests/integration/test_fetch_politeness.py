@@ -20,7 +20,7 @@ from rareindex_connectors import (
 )
 from rareindex_connectors._engines import BROWSER_USER_AGENT, FetchRequest, bot_user_agent
 from rareindex_connectors.testing.clock import ScaledClock
-from rareindex_connectors.testing.fake_web import FakeWeb
+from rareindex_fakeweb.fake_web import FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web
 
 pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files

@@ -28,8 +28,9 @@ from rareindex.storage import BlobStore, make_engine, upgrade
 from rareindex.storage.catalog_store import import_catalog
 from rareindex.storage.normalized_store import pending_count, raw_ids_in_scope
 from rareindex.storage.schema import connector_runs, listings, normalized_records, raw_records
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.catalog import world_catalog
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.catalog import world_catalog
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
 
 STORES = ("shopify/cards-shop.toml", "woocommerce/comics-woo.toml", "woocommerce/coins-woo.toml")
@@ -132,7 +133,8 @@ def test_scheduler_and_two_workers_match_embedded(
                 "RI_CONNECT_TO": json.dumps(connect_to),
                 "RI_LOG_LEVEL": "warning",
                 "PYTHONPATH": os.pathsep.join(
-                    str(REPO_ROOT / p) for p in ("packages/connectors", "packages/rareindex", ".")
+                    str(REPO_ROOT / p)
+                    for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
                 ),
             }
         )

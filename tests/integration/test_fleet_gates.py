@@ -14,8 +14,8 @@ import pytest
 import redis
 
 from rareindex_connectors import RedisGateBackend
-from rareindex_connectors.testing.sites.robots_hosts import CRAWL_DELAY_S
-from rareindex_connectors.testing.sites.robots_hosts import HOST as ROBOTS_HOST
+from rareindex_fakeweb.sites.robots_hosts import CRAWL_DELAY_S
+from rareindex_fakeweb.sites.robots_hosts import HOST as ROBOTS_HOST
 from tests.integration.fetch_helpers import running_fake_web
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
 
@@ -29,7 +29,12 @@ def _two_workers(module: str, *args: str) -> None:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
-            [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
+            [
+                str(REPO / "packages/connectors"),
+                str(REPO / "packages/fakeweb"),
+                str(REPO / "packages/rareindex"),
+                str(REPO),
+            ]
         ),
     }
     command = [sys.executable, "-m", f"tests.integration.{module}", *args]

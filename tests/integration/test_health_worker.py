@@ -50,12 +50,8 @@ from rareindex_connectors import (
     SafeResolver,
     TransientFetchError,
 )
-from rareindex_connectors.testing import (
-    FAKE_HOSTS,
-    FakeWeb,
-    create_fake_firecrawl_app,
-    serve_asgi,
-)
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb, create_fake_firecrawl_app
 from tests.integration.fetch_helpers import running_fake_web
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")

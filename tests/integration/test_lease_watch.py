@@ -26,7 +26,7 @@ from rareindex_connectors import (
     RawRecordInput,
     SafeResolver,
 )
-from rareindex_connectors.testing import FakeWeb
+from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web
 
 PAGES = 8

@@ -41,11 +41,12 @@ from rareindex_connectors import (
     RawRecordInput,
     Sale,
 )
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.grader import grader_data
-from rareindex_connectors.testing.sites.market_data import Listing as TruthListing
-from rareindex_connectors.testing.sites.market_data import market_data
-from rareindex_connectors.testing.sites.truth import cert_numbers
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.grader import grader_data
+from rareindex_fakeweb.sites.market_data import Listing as TruthListing
+from rareindex_fakeweb.sites.market_data import market_data
+from rareindex_fakeweb.sites.truth import cert_numbers
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
 MARKET = REGISTRY.get("card-market")

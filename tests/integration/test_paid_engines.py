@@ -43,7 +43,8 @@ from rareindex_connectors import (
     UnsafeURL,
 )
 from rareindex_connectors._engines import FirecrawlEngine, ScrapflyEngine
-from rareindex_connectors.testing import (
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import (
     Delay,
     FakeFirecrawl,
     FakeScrapfly,
@@ -52,9 +53,8 @@ from rareindex_connectors.testing import (
     ScrapflyFault,
     create_fake_firecrawl_app,
     create_fake_scrapfly_app,
-    serve_asgi,
 )
-from rareindex_connectors.testing.fake_web import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.fake_web import FAKE_HOSTS, FakeWeb
 
 T = TypeVar("T")
 FC_KEY = "fc-test"

@@ -66,11 +66,12 @@ from rareindex_connectors import (
     RawRecord,
     RawRecordInput,
 )
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.catalog import world_catalog
-from rareindex_connectors.testing.sites.market_data import Listing as TruthListing
-from rareindex_connectors.testing.sites.market_data import market_data
-from rareindex_connectors.testing.sites.truth import appearances
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.catalog import world_catalog
+from rareindex_fakeweb.sites.market_data import Listing as TruthListing
+from rareindex_fakeweb.sites.market_data import market_data
+from rareindex_fakeweb.sites.truth import appearances
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
 # Every record kind but the two big store feeds (listings come from coins-woo): keeps it fast.

@@ -54,7 +54,7 @@ from rareindex_connectors import (
     RawRecordInput,
     parse_normalized,
 )
-from rareindex_connectors.testing.sites.catalog import world_catalog
+from rareindex_fakeweb.sites.catalog import world_catalog
 
 CATALOG = world_catalog(7)
 ZARD = "1999 Pokemon Base Set Charizard 4/102 Unlimited Holo"  # the world catalog's pk0012

@@ -33,8 +33,9 @@ from rareindex.storage import upgrade
 from rareindex.storage.catalog_store import import_catalog
 from rareindex.storage.normalized_store import pending_count
 from rareindex.storage.schema import connector_runs, normalized_records, raw_records
-from rareindex_connectors.testing import FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.catalog import world_catalog
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FakeWeb
+from rareindex_fakeweb.sites.catalog import world_catalog
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
 
 pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files
@@ -129,7 +130,8 @@ def test_a_fleet_on_rabbitmq_crawls_indexes_and_keeps_the_host_limits(
                 "RI_CONNECT_TO": json.dumps({HOST: f"127.0.0.1:{urlsplit(base).port}"}),
                 "RI_LOG_LEVEL": "warning",
                 "PYTHONPATH": os.pathsep.join(
-                    str(REPO_ROOT / p) for p in ("packages/connectors", "packages/rareindex", ".")
+                    str(REPO_ROOT / p)
+                    for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
                 ),
             }
         )

@@ -31,7 +31,7 @@ from rareindex_connectors import (
     RawRecordInput,
 )
 from rareindex_connectors._engines import FetchRequest
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web
 
 HOST = "ratelimit.fake.test"

@@ -671,7 +671,12 @@ def test_two_scheduler_processes_enqueue_each_due_crawl_once(pg_db: Engine) -> N
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
-            [str(REPO / "packages/connectors"), str(REPO / "packages/rareindex"), str(REPO)]
+            [
+                str(REPO / "packages/connectors"),
+                str(REPO / "packages/fakeweb"),
+                str(REPO / "packages/rareindex"),
+                str(REPO),
+            ]
         ),
     }
     start_at = time.time() + 1.8  # both processes import meanwhile (~1 s)

@@ -18,7 +18,7 @@ from rareindex.settings import Settings
 from rareindex.storage import BlobStore, RawRecordStore
 from rareindex_connectors import CrawlContext, Listing, RawRecordInput
 from rareindex_connectors.stores import ShopifyStoreConnector
-from rareindex_connectors.testing.sites.shopify_data import shop_data
+from rareindex_fakeweb.sites.shopify_data import shop_data
 from tests.integration.store_web import StoreWeb, crawl, serve_stores
 
 SHOP = "cards-shop.fake.test"

@@ -22,9 +22,10 @@ from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import raw_records
 from rareindex_connectors import Connector, Listing
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
-from rareindex_connectors.testing.sites.shopify_data import shop_data
-from rareindex_connectors.testing.sites.woo_data import woo_data
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites.shopify_data import shop_data
+from rareindex_fakeweb.sites.woo_data import woo_data
 from tests.cli_helpers import run_cli
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")

@@ -27,7 +27,8 @@ from rareindex_connectors import (
     RawRecordInput,
 )
 from rareindex_connectors.stores import ShopifyStoreConnector
-from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,10 @@
-"""Imports only go downward: SDK <- connectors <- rareindex <- workers.
+"""Imports only go downward: SDK <- connectors <- rareindex <- workers, and SDK <- fake web.
 
 The walk parses every module's imports (no execution) and fails on any that reaches up a layer,
-or on SQLAlchemy / dramatiq imported where they do not belong.
+or on SQLAlchemy / dramatiq imported where they do not belong. The fake web
+(``rareindex_fakeweb``) stands beside the SDK: it may use the SDK, nothing of the index or the
+workers, and the SDK never imports it; the index imports it only inside the functions that serve
+it (the demo, ``rareindex fakeweb``), never at module level.
 """
 
 from __future__ import annotations
@@ -15,14 +18,41 @@ REPO = Path(__file__).resolve().parents[2]
 
 LAYERS = {
     "sdk": REPO / "packages/connectors/rareindex_connectors",
+    "fakeweb": REPO / "packages/fakeweb/rareindex_fakeweb",
     "connectors": REPO / "connectors",
     "rareindex": REPO / "packages/rareindex/rareindex",
     "workers": REPO / "workers",
 }
 # What each layer must never import (top-level module names).
 FORBIDDEN = {
-    "sdk": {"rareindex", "workers", "connectors", "sqlalchemy", "alembic", "dramatiq", "psycopg"},
-    "connectors": {"rareindex", "workers", "sqlalchemy", "alembic", "dramatiq", "psycopg"},
+    "sdk": {
+        "rareindex",
+        "rareindex_fakeweb",
+        "workers",
+        "connectors",
+        "sqlalchemy",
+        "alembic",
+        "dramatiq",
+        "psycopg",
+    },
+    "fakeweb": {
+        "rareindex",
+        "workers",
+        "connectors",
+        "sqlalchemy",
+        "alembic",
+        "dramatiq",
+        "psycopg",
+    },
+    "connectors": {
+        "rareindex",
+        "rareindex_fakeweb",
+        "workers",
+        "sqlalchemy",
+        "alembic",
+        "dramatiq",
+        "psycopg",
+    },
     "rareindex": {"workers", "connectors", "dramatiq"},
     "workers": {"connectors"},
 }
@@ -69,7 +99,44 @@ def test_only_storage_imports_sqlalchemy() -> None:
     assert offences == []
 
 
+def module_level_imports(path: Path) -> set[str]:
+    """The modules a file imports when it is imported: outside any function body."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+        pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+@pytest.mark.parametrize("layer", ["rareindex", "workers"])
+def test_the_index_imports_the_fake_web_only_inside_functions(layer: str) -> None:
+    offences = [
+        str(path.relative_to(REPO))
+        for path in python_files(LAYERS[layer])
+        if any(n.split(".")[0] == "rareindex_fakeweb" for n in module_level_imports(path))
+    ]
+    assert offences == []
+
+
 def test_the_walk_catches_an_upward_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from rareindex.storage import new_id\nimport sqlalchemy.orm\n")
     assert {"rareindex.storage", "sqlalchemy.orm"} <= imported_modules(bad)
+
+
+def test_the_module_level_walk_skips_function_bodies(tmp_path: Path) -> None:
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text(
+        "import os\nclass A:\n    def f(self):\n        import rareindex_fakeweb\n"
+        "def g():\n    from rareindex_fakeweb.sites import catalog\n"
+    )
+    assert module_level_imports(lazy) == {"os"}
+    assert {"rareindex_fakeweb", "rareindex_fakeweb.sites"} <= imported_modules(lazy)

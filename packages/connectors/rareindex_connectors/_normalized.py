@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 from pydantic import (
     AwareDatetime,
@@ -264,6 +264,9 @@ NormalizedRecord = Annotated[
 """Any canonical record; ``kind`` says which."""
 
 _ADAPTER: TypeAdapter[NormalizedRecord] = TypeAdapter(NormalizedRecord)
+_RECORD_TYPES: frozenset[type] = frozenset(
+    (Sale, Listing, AuctionLot, PriceObservation, CatalogItem, PopulationReport, NewsItem)
+)
 
 # pydantic error type -> our closed vocabulary. Custom errors raised above use our names directly.
 _REASONS: dict[str, ParseReason] = {
@@ -301,9 +304,16 @@ _KINDS: frozenset[str] = frozenset(get_args(RecordKind))
 def parse_normalized(data: Any) -> NormalizedRecord:
     """Validate one record (a dict, or a model) into its ``NormalizedRecord`` kind.
 
+    A record model is returned as it is: its constructor validated it, and it is frozen, so a
+    record is validated once on its way to the index (``model_construct`` and
+    ``model_copy(update=…)`` skip validation: a connector never uses them). Any other model is
+    dumped and validated.
+
     Raises:
         ParseError: with the first problem's reason and dotted field path.
     """
+    if type(data) in _RECORD_TYPES:
+        return cast(NormalizedRecord, data)
     if isinstance(data, BaseModel):
         data = data.model_dump()
     try:

@@ -282,7 +282,7 @@ class PolicySet:
     ) -> PolicySet:
         """Build from one mapping given in code (the operator's: its entries may set
         ``allow_private_network``, as :meth:`FakeWeb.policy
-        <rareindex_connectors.testing.FakeWeb.policy>` does for the loopback fake web)."""
+        <rareindex_fakeweb.FakeWeb.policy>` does for the loopback fake web)."""
         return cls._merge([(source, data)], private_hosts=private_hosts, from_code=True)
 
     @classmethod

@@ -21,10 +21,10 @@ from rareindex.certs.extract import (
     title_mismatch,
     title_years,
 )
-from rareindex_connectors.testing.sites.grader import cert_record, grader_data
-from rareindex_connectors.testing.sites.market import _specifics
-from rareindex_connectors.testing.sites.market_data import market_data
-from rareindex_connectors.testing.sites.truth import cert_numbers
+from rareindex_fakeweb.sites.grader import cert_record, grader_data
+from rareindex_fakeweb.sites.market import _specifics
+from rareindex_fakeweb.sites.market_data import market_data
+from rareindex_fakeweb.sites.truth import cert_numbers
 
 MARKET = market_data(7)
 REGISTRY = grader_data(7)

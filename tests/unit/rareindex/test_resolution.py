@@ -6,8 +6,8 @@ import pytest
 
 from rareindex.resolution import Resolver, asset_key, tokenize, variant_key
 from rareindex_connectors import CatalogItem, Grading, Identifiers
-from rareindex_connectors.testing.sites.catalog import world_catalog
-from rareindex_connectors.testing.sites.market_data import market_data
+from rareindex_fakeweb.sites.catalog import world_catalog
+from rareindex_fakeweb.sites.market_data import market_data
 
 
 def card(eid: str, **fields: object) -> CatalogItem:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rareindex_connectors import PolicyError, PolicySet
-from rareindex_connectors.testing import FakeWeb
+from rareindex_fakeweb import FakeWeb
 
 BASE = {
     "defaults": {

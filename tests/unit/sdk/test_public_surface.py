@@ -212,3 +212,29 @@ def test_adapters_load_on_first_use_and_every_name_resolves() -> None:
         )
         assert getattr(adapters, name) is getattr(module, name), name
     assert sorted(adapters._MODULE_OF) == sorted(adapters.__all__)
+
+
+TESTING_EXPECTED = {"FakeEngine", "ScaledClock", "serve_asgi"}
+
+
+def test_testing_holds_only_what_a_connector_author_uses() -> None:
+    """``rareindex_connectors.testing`` is a scripted engine, a fast clock and a local server; the
+    fake web is ``rareindex_fakeweb``. Importing it loads no web server (uvicorn is imported when
+    ``serve_asgi`` starts one) and nothing of the fake web."""
+    import subprocess
+    import sys
+
+    from rareindex_connectors import testing
+
+    assert set(testing.__all__) == TESTING_EXPECTED
+    assert list(testing.__all__) == sorted(testing.__all__, key=_isort_key)
+    assert all(hasattr(testing, name) for name in testing.__all__)
+    probe = (
+        "import sys, rareindex_connectors.testing; "
+        "print(sorted(m for m in ('uvicorn', 'starlette', 'fpdf', 'rareindex_fakeweb') "
+        "if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, NamedTuple
 
 from ._amounts import is_currency_marker
+from ._pdf_words import Word
 
 __all__ = [
     "LOT",
@@ -41,16 +41,6 @@ _NUMERIC = re.compile(r"[^\s\d]{0,3}\d[\d.,'’\-–/]*[^\s\d]{0,2}")
 _DASHES = frozenset({"-", "–", "—", "n/a"})
 
 
-class Word(NamedTuple):
-    """A word pdfplumber found, with its box (points from the top-left of the page)."""
-
-    text: str
-    x0: float
-    x1: float
-    top: float
-    height: float
-
-
 @dataclass(frozen=True, slots=True)
 class Column:
     """A header label's span: ``kind`` is lot, title, hammer, premium, realised, estimate or
@@ -61,15 +51,9 @@ class Column:
     x1: float
 
 
-def lines(page: Any) -> list[list[Word]]:
-    """The page's words grouped into lines (same baseline, within 40% of a line's height)."""
-    words = sorted(
-        (
-            Word(w["text"], w["x0"], w["x1"], w["top"], w["bottom"] - w["top"])
-            for w in page.extract_words()
-        ),
-        key=lambda w: (w.top, w.x0),
-    )
+def lines(words: list[Word]) -> list[list[Word]]:
+    """A page's words grouped into lines (same baseline, within 40% of a line's height)."""
+    words = sorted(words, key=lambda w: (w.top, w.x0))
     found: list[list[Word]] = []
     for word in words:
         if found and abs(word.top - found[-1][0].top) <= max(2.0, 0.4 * word.height):

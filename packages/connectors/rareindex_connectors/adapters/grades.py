@@ -43,10 +43,15 @@ _GRADERS: tuple[tuple[str, Grader, Scale], ...] = (
     (r"ANACS|ICG", "OTHER", "sheldon"),
     (r"CSG|BVG|CBCS|PGX|(?-i:TAG|HGA|ISA|GMA|KSA|MNT|AGS)", "OTHER", "other"),
 )
-_GRADER_RES = tuple(
-    (re.compile(rf"(?<![\w/])(?:{rx})(?![a-z])", re.IGNORECASE), grader, scale)
-    for rx, grader, scale in _GRADERS
+# Every grader's token in one pattern (one pass over a title instead of one per grader): the
+# alternative that matched (``lastgroup`` g<i>) names the grader.
+_GRADER_RE = re.compile(
+    "|".join(rf"(?P<g{i}>(?<![\w/])(?:{rx})(?![a-z]))" for i, (rx, _, _) in enumerate(_GRADERS)),
+    re.IGNORECASE,
 )
+_GRADER_OF: dict[str, tuple[Grader, Scale]] = {
+    f"g{i}": (grader, scale) for i, (_, grader, scale) in enumerate(_GRADERS)
+}
 
 
 def _halves(low: str, high: str) -> frozenset[Decimal]:
@@ -223,27 +228,27 @@ def _coin_grading(grader: Grader, m: re.Match[str]) -> Grading | None:
 
 def _mentions(text: str, flags: set[str]) -> list[_Mention]:
     found: list[_Mention] = []
-    for token_re, grader, scale in _GRADER_RES:
-        for tok in token_re.finditer(text):
-            start, end, grading = tok.start(), tok.end(), None
-            if scale == "sheldon":
-                sm = _SHELDON.match(text, end + len(text[end:]) - len(text[end:].lstrip(" :-")))
-                if sm and (g := _coin_grading(grader, sm)):
-                    end, grading = sm.end(), g
-                elif sm:
-                    flags.add("invalid_grade")  # "PCGS MS72": a grade, off the scale
-                if grader == "OTHER" and grading:
-                    flags.add("other_grader")
-            else:
-                cm = _CARD_GRADE.match(text, end)
-                if cm and (cm["num"] or cm["auth"] or cm["label_only"]):
-                    end, grading = cm.end(), _card_grading(grader, scale, cm, flags)
-                elif pm := _POSTFIX_DECIMAL.search(text[:start]):  # "9.8 CGC"
-                    value = Decimal(pm[1])
-                    if value in _VALID[scale]:
-                        start = pm.start(1)
-                        grading = Grading(grader=grader, grade=_grade_str(value))
-            found.append(_Mention(grader, start, end, grading, sheldon=scale == "sheldon"))
+    for tok in _GRADER_RE.finditer(text):
+        grader, scale = _GRADER_OF[tok.lastgroup or ""]
+        start, end, grading = tok.start(), tok.end(), None
+        if scale == "sheldon":
+            sm = _SHELDON.match(text, end + len(text[end:]) - len(text[end:].lstrip(" :-")))
+            if sm and (g := _coin_grading(grader, sm)):
+                end, grading = sm.end(), g
+            elif sm:
+                flags.add("invalid_grade")  # "PCGS MS72": a grade, off the scale
+            if grader == "OTHER" and grading:
+                flags.add("other_grader")
+        else:
+            cm = _CARD_GRADE.match(text, end)
+            if cm and (cm["num"] or cm["auth"] or cm["label_only"]):
+                end, grading = cm.end(), _card_grading(grader, scale, cm, flags)
+            elif pm := _POSTFIX_DECIMAL.search(text[:start]):  # "9.8 CGC"
+                value = Decimal(pm[1])
+                if value in _VALID[scale]:
+                    start = pm.start(1)
+                    grading = Grading(grader=grader, grade=_grade_str(value))
+        found.append(_Mention(grader, start, end, grading, sheldon=scale == "sheldon"))
     found.sort(key=lambda m: m.start)
     for m in found:
         if _NEGATION_BEFORE.search(text[max(0, m.start - 40) : m.start]):

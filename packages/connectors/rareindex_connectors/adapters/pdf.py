@@ -1,6 +1,6 @@
 """Prices-realised PDFs (an auction house's list of results) to rows, and rows to auction lots.
 
-How a page is read (pdfplumber words with their x positions, so blank cells stay blank):
+How a page is read (PDFium's words with their x positions, so blank cells stay blank):
 
 1. A **header line** names the columns: a ``Lot`` word plus at least one price column, recognised
    by its words (``Hammer``; ``Premium``/``BP``/``Commission``; ``Realised``/``Realized``/
@@ -19,7 +19,7 @@ or ``¥`` needs ``currency=``. A row that cannot be read is **rejected with a re
 no price and no status, an unreadable amount, mixed currencies, an amount outside any price
 column, ``realised < hammer`` or ``hammer + premium != realised`` (both mean the columns were
 misread), or a lot number seen before. Space-grouped amounts (``1 250,00``) are not supported:
-pdfplumber splits them into two words. Multi-column page layouts are not supported.
+they are two words on the page. Multi-column page layouts are not supported.
 
 Example:
     >>> rows = parse_prices_realised(pdf_bytes, currency="USD")  # doctest: +SKIP
@@ -28,22 +28,19 @@ Example:
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
-
-import pdfplumber
-from pdfminer.psexceptions import PSException
-from pdfplumber.utils.exceptions import PdfminerException
+from typing import Literal
 
 from .._errors import ParseError, ParseReason
 from .._money import Money, currency_minor_unit
 from .._normalized import AuctionLot, parse_normalized
 from . import _pdf_layout as _layout
+from . import _pdf_words as _words
 from ._amounts import parse_money
+from ._pdf_words import PageWords, PdfUnreadable
 from ._rejected import Rejected, bare_message
 
 __all__ = [
@@ -191,12 +188,12 @@ def _continues(draft: _Draft, line: list[_layout.Word]) -> bool:
     return close and not _PAGE_NUMBER.fullmatch(text)
 
 
-def _drafts(document: Any) -> list[_Draft | Rejected]:
+def _drafts(document: PageWords) -> list[_Draft | Rejected]:
     """Row drafts and rejected lines, in document order."""
     found: list[_Draft | Rejected] = []
     columns: list[_layout.Column] | None = None
-    for page_no, page in enumerate(document.pages, start=1):
-        lines = _layout.lines(page)
+    for page_no in range(1, len(document) + 1):
+        lines = _layout.lines(document.words(page_no - 1))
         headers = [i for i, line in enumerate(lines) if _layout.header(line) is not None]
         first = headers[0] if headers else 0  # above the header: title block, running head
         last: _Draft | None = None
@@ -243,14 +240,14 @@ def parse_prices_realised(pdf: bytes, *, currency: str | None = None) -> PricesR
     if len(pdf) > MAX_PDF_BYTES:
         raise ParseError(ParseReason.TOO_LARGE, f"PDF is {len(pdf)} bytes")
     try:
-        with pdfplumber.open(io.BytesIO(pdf)) as document:
-            if len(document.pages) > MAX_PDF_PAGES:
-                raise ParseError(ParseReason.TOO_LARGE, f"PDF has {len(document.pages)} pages")
+        with _words.pages(pdf) as document:
+            if len(document) > MAX_PDF_PAGES:
+                raise ParseError(ParseReason.TOO_LARGE, f"PDF has {len(document)} pages")
             drafts = _drafts(document)
-    except (PdfminerException, PSException) as exc:
+    except PdfUnreadable as exc:
         raise ParseError(
             ParseReason.UNEXPECTED_SHAPE,
-            f"not a readable PDF: {exc or type(exc).__name__}",
+            f"not a readable PDF: {exc}",
             snippet=pdf[:64].decode("latin-1"),
         ) from None
     rows: list[PriceRealisedRow] = []

@@ -13,7 +13,8 @@ from ..settings import Settings
 def fake_web_settings(settings: Settings, *, port: int = 0) -> Iterator[tuple[Settings, str]]:
     """Serve the fake web on 127.0.0.1 and yield settings whose ``connect_to`` points its host
     names there (URLs, policies and gates keep the names)."""
-    from rareindex_connectors.testing import FAKE_HOSTS, FakeWeb, serve_asgi
+    from rareindex_connectors.testing import serve_asgi
+    from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 
     with serve_asgi(FakeWeb().app, port=port) as base_url:
         bound = urlsplit(base_url).port

@@ -77,7 +77,7 @@ def fake(
     seed: Annotated[int, typer.Option(help="The fake world's seed (the demo uses 7).")] = 7,
 ) -> None:
     """Write the fake web's catalog (every item its sites sell) as JSON lines."""
-    from rareindex_connectors.testing.sites.catalog import world_catalog
+    from rareindex_fakeweb.sites.catalog import world_catalog
 
     items = world_catalog(seed)
     with file.open("w", encoding="utf-8") as handle:

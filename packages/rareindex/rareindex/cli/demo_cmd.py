@@ -37,8 +37,8 @@ FX_SINCE = date(2024, 1, 1)
 
 def demo(ctx: typer.Context) -> None:
     """Migrate, serve the fake web, crawl every connector, print runs and tables."""
-    from rareindex_connectors.testing import FAKE_HOSTS
-    from rareindex_connectors.testing.sites.catalog import world_catalog
+    from rareindex_fakeweb import FAKE_HOSTS
+    from rareindex_fakeweb.sites.catalog import world_catalog
 
     from ..certs import record_sightings_from_listings, verify_pending
     from ..fx import load_ecb_rates

@@ -67,11 +67,18 @@ class FieldPresence:
 
     def add(self, record: NormalizedRecord) -> None:
         """Count one record."""
-        kind = record.kind
-        for name, value in _field_values(record):
-            key = (kind, name)
-            self._total[key] = self._total.get(key, 0) + 1
-            self._present[key] = self._present.get(key, 0) + (1 if _is_present(value) else 0)
+        total, present = self._total, self._present
+        for key, name, parts in _layout(type(record)):
+            value = getattr(record, name)
+            if parts is None:
+                total[key] = total.get(key, 0) + 1
+                if _is_present(value):
+                    present[key] = present.get(key, 0) + 1
+                continue
+            for part_key, part in parts:
+                total[part_key] = total.get(part_key, 0) + 1
+                if value is not None and _is_present(getattr(value, part)):
+                    present[part_key] = present.get(part_key, 0) + 1
 
     def update(self, records: Iterable[NormalizedRecord]) -> None:
         """Count every record of ``records``."""
@@ -80,7 +87,7 @@ class FieldPresence:
 
     def counts(self) -> FieldCounts:
         """A copy of the counters: ``(kind, field) -> (present, total)``."""
-        return {key: (self._present[key], total) for key, total in self._total.items()}
+        return {key: (self._present.get(key, 0), total) for key, total in self._total.items()}
 
 
 def count_fields(records: Iterable[NormalizedRecord]) -> FieldCounts:
@@ -105,26 +112,26 @@ def merge_counts(*batches: Mapping[tuple[str, str], tuple[int, int]]) -> FieldCo
     return merged
 
 
-def _field_values(record: BaseModel) -> list[tuple[str, Any]]:
-    values: list[tuple[str, Any]] = []
-    for name, nested in _layout(type(record)):
-        value = getattr(record, name)
-        if nested is None:
-            values.append((name, value))
-            continue
-        for part in nested.model_fields:
-            values.append((f"{name}.{part}", None if value is None else getattr(value, part)))
-    return values
+_Layout = tuple[tuple[tuple[str, str], str, tuple[tuple[tuple[str, str], str], ...] | None], ...]
 
 
 @cache
-def _layout(model: type[BaseModel]) -> tuple[tuple[str, type[BaseModel] | None], ...]:
-    """Each counted field of ``model``, with the sub-model whose parts are counted instead."""
-    return tuple(
-        (name, _expanded_model(info.annotation))
-        for name, info in model.model_fields.items()
-        if name != "kind"
-    )
+def _layout(model: type[BaseModel]) -> _Layout:
+    """Each counted field of ``model`` as ``((kind, field), field, parts)``: ``parts`` are the
+    ``((kind, "field.part"), part)`` of a sub-model whose parts are counted instead, else None."""
+    kind = model.model_fields["kind"].default
+    found = []
+    for name, info in model.model_fields.items():
+        if name == "kind":
+            continue
+        nested = _expanded_model(info.annotation)
+        parts = (
+            None
+            if nested is None
+            else tuple(((kind, f"{name}.{part}"), part) for part in nested.model_fields)
+        )
+        found.append(((kind, name), name, parts))
+    return tuple(found)
 
 
 def _expanded_model(annotation: Any) -> type[BaseModel] | None:

@@ -58,6 +58,8 @@ _FRACTION = re.compile(r"^([a-z]{0,4}\d{1,4})?/([a-z]{0,4}\d{1,4})$")
 
 
 def _strip_marks(text: str) -> str:
+    if text.isascii():
+        return text  # nothing to decompose: most titles
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -95,8 +97,10 @@ def _clean(token: str) -> str:
     return token
 
 
+@lru_cache(maxsize=65536)
 def tokenize(title: str) -> Tokens:
-    """Tokenize one title (see the module docstring)."""
+    """Tokenize one title (see the module docstring). Answers are immutable and remembered: the
+    resolver's steps and the catalog's index ask for the same titles again."""
     folded = fold(title)
     mint_marks: set[str] = set()
 

@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import time
@@ -45,8 +44,6 @@ PREFIXES = frozenset(
 )
 
 
-_RFC4648 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-_TO_CROCKFORD = bytes.maketrans(_RFC4648, _ALPHABET.encode())
 _PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]  # 10 bits -> two characters
 _SHIFTS = range(120, -1, -10)
 
@@ -72,4 +69,6 @@ def stable_id(prefix: str, *natural_key: object) -> str:
     if prefix not in PREFIXES:
         raise ValueError(f"unknown id prefix {prefix!r}; known: {', '.join(sorted(PREFIXES))}")
     digest = hashlib.sha256("\x1f".join(map(str, natural_key)).encode()).digest()
-    return f"{prefix}_{base64.b32encode(digest)[:26].translate(_TO_CROCKFORD).decode()}"
+    value = int.from_bytes(digest[:17], "big") >> 6  # the digest's first 130 bits: 26 characters
+    pairs = _PAIRS
+    return prefix + "_" + "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])

@@ -33,12 +33,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from rareindex_connectors.testing.fake_scrapfly import (
-    FakeScrapfly,
-    ScrapflyFault,
-    create_fake_scrapfly_app,
-)
-from rareindex_connectors.testing.servers import Delay, RateLimit, linger, serve_asgi
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb.fake_scrapfly import FakeScrapfly, ScrapflyFault, create_fake_scrapfly_app
+from rareindex_fakeweb.servers import Delay, RateLimit, linger
 
 CARD_HTML = """<!doctype html>
 <html lang="en"><head><title>1986 Fleer Michael Jordan #57 PSA 8</title></head>

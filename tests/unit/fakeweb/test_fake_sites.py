@@ -29,17 +29,17 @@ from selectolax.lexbor import LexborHTMLParser
 
 from rareindex_connectors import is_challenge_page
 from rareindex_connectors.adapters import RobotsRules
-from rareindex_connectors.testing.fake_web import FAKE_HOSTS, FakeWeb
-from rareindex_connectors.testing.servers import serve_asgi
-from rareindex_connectors.testing.sites import SITE_HOSTS, build_sites, truth, world
-from rareindex_connectors.testing.sites.auction_data import auction_data, build_auction
-from rareindex_connectors.testing.sites.catalog import upc_check_digit
-from rareindex_connectors.testing.sites.grader import build_grader, grader_data
-from rareindex_connectors.testing.sites.market_data import build_market, market_data
-from rareindex_connectors.testing.sites.news import build_articles
-from rareindex_connectors.testing.sites.shopify_data import build_shop, shop_data
-from rareindex_connectors.testing.sites.woo_data import build_woo, woo_data
-from tests.integration.fake_sites_helpers import (
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb.fake_web import FAKE_HOSTS, FakeWeb
+from rareindex_fakeweb.sites import SITE_HOSTS, build_sites, truth, world
+from rareindex_fakeweb.sites.auction_data import auction_data, build_auction
+from rareindex_fakeweb.sites.catalog import upc_check_digit
+from rareindex_fakeweb.sites.grader import build_grader, grader_data
+from rareindex_fakeweb.sites.market_data import build_market, market_data
+from rareindex_fakeweb.sites.news import build_articles
+from rareindex_fakeweb.sites.shopify_data import build_shop, shop_data
+from rareindex_fakeweb.sites.woo_data import build_woo, woo_data
+from tests.unit.fakeweb.fake_sites_helpers import (
     AUCTION,
     COINS,
     COMICS,
@@ -59,7 +59,8 @@ from tests.integration.fake_sites_helpers import (
 )
 
 SEED = 7
-SDK = Path(__file__).resolve().parents[2] / "packages" / "connectors"
+REPO = Path(__file__).resolve().parents[3]
+PACKAGES = [REPO / "packages" / "connectors", REPO / "packages" / "fakeweb"]
 
 
 @pytest.fixture(scope="module")
@@ -472,7 +473,11 @@ def test_generation_does_not_depend_on_the_hash_seed() -> None:
     """Set iteration order changes with ``PYTHONHASHSEED``; the generated data must not."""
     digests = []
     for seed, hash_seed in ((SEED, "0"), (SEED, "4242"), (8, "0")):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(SDK)}
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": hash_seed,
+            "PYTHONPATH": os.pathsep.join(map(str, PACKAGES)),
+        }
         run = subprocess.run(
             [sys.executable, "-c", DIGEST.format(seed=seed)],
             env=env,

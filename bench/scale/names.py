@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .sites.names import BOWMAN, CHROME, OPTIC, PRIZM, SELECT, UPDATE, YOUNG_GUNS, Parallel
+from rareindex_fakeweb.sites.names import (
+    BOWMAN,
+    CHROME,
+    OPTIC,
+    PRIZM,
+    SELECT,
+    UPDATE,
+    YOUNG_GUNS,
+    Parallel,
+)
 
 
 class SetSpec(NamedTuple):

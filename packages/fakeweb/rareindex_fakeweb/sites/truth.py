@@ -10,7 +10,7 @@ Tests of adapters and entity resolution compare what they extracted with these a
 * :func:`shared_items` — item identities (grade aside) offered by two or more hosts.
 
 Example:
-    >>> from rareindex_connectors.testing.sites import truth
+    >>> from rareindex_fakeweb.sites import truth
     >>> slab = truth.shared_copies(7)[0]
     >>> sorted({a.host for a in slab.appearances})              # doctest: +SKIP
     ['auction.fake.test', 'cards-shop.fake.test', 'market.fake.test']

@@ -20,8 +20,9 @@ from __future__ import annotations
 import random
 import unicodedata
 
-from .._normalized import CatalogItem
-from . import scale_names as sn
+from rareindex_connectors import CatalogItem
+
+from . import names as sn
 
 __all__ = ["dress", "segments", "trap_serial"]
 

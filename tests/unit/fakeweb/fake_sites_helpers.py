@@ -22,9 +22,9 @@ LD_JSON = re.compile(r'<script type="application/ld\+json">(.*?)</script>', re.S
 # Generates every site's data from scratch and prints one digest (run here and in subprocesses).
 DIGEST = """
 import hashlib, json
-from rareindex_connectors.testing.sites import auction_data, grader, market_data, news
-from rareindex_connectors.testing.sites import shopify_data, woo_data, world
-from rareindex_connectors.testing.sites.auction_pdf import prices_realised_pdf
+from rareindex_fakeweb.sites import auction_data, grader, market_data, news
+from rareindex_fakeweb.sites import shopify_data, woo_data, world
+from rareindex_fakeweb.sites.auction_pdf import prices_realised_pdf
 w = world.build_world({seed})
 parts = [shopify_data.build_shop({seed}, w).products]
 for host in (woo_data.COMICS_HOST, woo_data.COINS_HOST):

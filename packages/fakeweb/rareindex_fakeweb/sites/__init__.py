@@ -1,6 +1,6 @@
 """The fake web's collectibles sites, generated reproducibly from a seed.
 
-:func:`build_sites` returns ``{host: handler}``; :class:`~rareindex_connectors.testing.FakeWeb`
+:func:`build_sites` returns ``{host: handler}``; :class:`~rareindex_fakeweb.FakeWeb`
 mounts every site next to its misbehaving hosts. :data:`SITE_HOSTS` lists the host names:
 
 =========================  =====================================================================
@@ -28,7 +28,7 @@ Ground truth for tests (each function cached per seed):
   :func:`~.truth.shared_copies`, :func:`~.truth.shared_items`.
 
 Example:
-    >>> from rareindex_connectors.testing.sites import truth
+    >>> from rareindex_fakeweb.sites import truth
     >>> certs = truth.cert_numbers(7)                 # each has a page on grader.fake.test
     >>> handlers = build_sites(7)
     >>> sorted(handlers) == sorted(SITE_HOSTS)

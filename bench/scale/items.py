@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from . import scale_names as sn
-from .scale_noise import trap_serial
-from .sites import names
-from .sites._web import site_rng
-from .sites.catalog import Item, upc_check_digit
+from rareindex_fakeweb.sites import names
+from rareindex_fakeweb.sites._web import site_rng
+from rareindex_fakeweb.sites.catalog import Item, upc_check_digit
+
+from . import names as sn
+from .noise import trap_serial
 
 __all__ = ["ItemMaker", "Player", "Roster"]
 

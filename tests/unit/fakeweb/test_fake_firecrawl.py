@@ -31,12 +31,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from rareindex_connectors.testing.fake_firecrawl import (
+from rareindex_connectors.testing import serve_asgi
+from rareindex_fakeweb.fake_firecrawl import (
     FakeFirecrawl,
     FirecrawlFault,
     create_fake_firecrawl_app,
 )
-from rareindex_connectors.testing.servers import Delay, RateLimit, linger, serve_asgi
+from rareindex_fakeweb.servers import Delay, RateLimit, linger
 
 CARD_HTML = """<!doctype html>
 <html lang="en"><head><title>1986 Fleer Michael Jordan #57 PSA 8</title>

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rareindex_connectors import CatalogItem
-from rareindex_connectors.testing.scale_catalog import (
+from bench.scale.catalog import (
     LabeledTitle,
     build_scale_catalog,
     held_out,
@@ -22,9 +21,10 @@ from rareindex_connectors.testing.scale_catalog import (
     noisy_titles,
     scale_catalog,
 )
-from rareindex_connectors.testing.scale_noise import segments, trap_serial
-from rareindex_connectors.testing.sites.catalog import world_catalog
-from rareindex_connectors.testing.sites.market_data import market_data
+from bench.scale.noise import segments, trap_serial
+from rareindex_connectors import CatalogItem
+from rareindex_fakeweb.sites.catalog import world_catalog
+from rareindex_fakeweb.sites.market_data import market_data
 
 REPO = Path(__file__).resolve().parents[3]
 SEED = 7
@@ -122,12 +122,16 @@ def test_deterministic_across_calls(catalog: tuple[CatalogItem, ...]) -> None:
 def test_deterministic_across_processes() -> None:
     """String hashing is salted per process: nothing may depend on set or dict-of-set order."""
     code = (
-        "import hashlib; from rareindex_connectors.testing.scale_catalog import *;"
+        "import hashlib; from bench.scale.catalog import *;"
         "c = build_scale_catalog(7, 3000); t = noisy_titles(7, 900, c);"
         "print(hashlib.sha256('\\n'.join([r.title for r in c] + [x.title for x in t]).encode())"
         ".hexdigest())"
     )
-    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": "packages/connectors"}
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": "12345",
+        "PYTHONPATH": os.pathsep.join(["packages/connectors", "packages/fakeweb", "."]),
+    }
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO, env=env
     )

@@ -28,7 +28,7 @@ challenge page included) instead of raising, with ``upstream_status_code`` and t
 
 Example:
     >>> from scrapfly import ScrapeConfig, ScrapflyClient
-    >>> from rareindex_connectors.testing.servers import serve_asgi
+    >>> from rareindex_connectors.testing import serve_asgi
     >>> fake = create_fake_scrapfly_app(
     ...     faults=[ScrapflyFault("ERR::ASP::SHIELD_PROTECTION_FAILED", match=r"/guarded/")]
     ... )

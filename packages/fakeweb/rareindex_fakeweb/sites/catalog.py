@@ -7,7 +7,7 @@ year, issue, cover variant, UPC with its 5-digit add-on) or a US coin (date, min
 denomination, PCGS#). Graded and raw *copies* of items live in :mod:`.world`.
 
 Example:
-    >>> from rareindex_connectors.testing.sites import catalog
+    >>> from rareindex_fakeweb.sites import catalog
     >>> cards = [i for i in catalog.items(7) if i.category == "sports"]
     >>> cards[0].title                                   # doctest: +SKIP
     '1933 Goudey Babe Ruth #53'
@@ -20,7 +20,8 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from ..._normalized import CatalogItem, Identifiers
+from rareindex_connectors import CatalogItem, Identifiers
+
 from . import names
 from ._web import site_rng
 

@@ -15,7 +15,7 @@ titles of :func:`held_out` items, absent from the catalog (``expected=None``), s
 can be measured. Item makers live in :mod:`.scale_items`, vocabularies in :mod:`.scale_names`.
 
 Example:
-    >>> from rareindex_connectors.testing.scale_catalog import noisy_titles, scale_catalog
+    >>> from bench.scale.catalog import noisy_titles, scale_catalog
     >>> catalog = scale_catalog(7)                                      # doctest: +SKIP
     >>> titles = noisy_titles(7, 5_000, catalog)                        # doctest: +SKIP
 """
@@ -27,13 +27,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from .._normalized import CatalogItem
-from .scale_items import ItemMaker, Roster
-from .scale_noise import dress
-from .sites._web import site_rng
-from .sites.catalog import CATEGORY_OF, Item, catalog_record
-from .sites.catalog import items as world_items
-from .sites.market_data import market_data
+from rareindex_connectors import CatalogItem
+from rareindex_fakeweb.sites._web import site_rng
+from rareindex_fakeweb.sites.catalog import CATEGORY_OF, Item, catalog_record
+from rareindex_fakeweb.sites.catalog import items as world_items
+from rareindex_fakeweb.sites.market_data import market_data
+
+from .items import ItemMaker, Roster
+from .noise import dress
 
 __all__ = [
     "LabeledTitle",

@@ -1,33 +1,11 @@
-"""Local servers for tests: run an ASGI app on 127.0.0.1, and shape how a fake answers.
+"""What the fake servers (the fake web, the fake Firecrawl and Scrapfly APIs) share.
 
-:func:`serve_asgi` runs any ASGI app with uvicorn over a real socket in a background thread. The
-socket is bound before the server starts (port 0, so the kernel picks a free port and no
-other process can take it between "find a port" and "listen"). The context manager yields the
-base URL once the server accepts connections, and stops the server on exit.
-
-Example:
-    >>> from starlette.applications import Starlette
-    >>> from starlette.responses import PlainTextResponse
-    >>> from starlette.routing import Route
-    >>> import httpx
-    >>> app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("hi"))])
-    >>> with serve_asgi(app) as base_url:
-    ...     httpx.get(base_url + "/").text
-    'hi'
-
-In a pytest fixture::
-
-    @pytest.fixture
-    def fake_web_url() -> Iterator[str]:
-        with serve_asgi(build_fake_web()) as base_url:
-            yield base_url
-
-The rest is what fake servers (the fake web, the fake Firecrawl and Scrapfly APIs) share to
-misbehave on purpose and to act like a scraping engine: :class:`Delay` and a :class:`RuleBook` of
-URL-pattern / next-N rules, a :class:`Throttle` for concurrency and :class:`RateLimit`, a
+They misbehave on purpose and act like a scraping engine: :class:`Delay` and a :class:`RuleBook`
+of URL-pattern / next-N rules, a :class:`Throttle` for concurrency and :class:`RateLimit`, a
 :class:`CreditLedger`, :func:`fetch_upstream`, which fetches a target URL into an
 :class:`UpstreamPage`, and :func:`digest_page`, which reduces it to markdown, text, clean HTML,
-links and metadata. Every piece is per instance; nothing is global.
+links and metadata. Every piece is per instance; nothing is global. Serve any of them with
+:func:`rareindex_connectors.testing.serve_asgi`.
 
     >>> slow = RuleBook([Delay(2.0, match=r"/slow/", times=1)])
     >>> slow.take("http://127.0.0.1:1/slow/a"), slow.take("http://127.0.0.1:1/slow/a")
@@ -39,21 +17,18 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 from html.parser import HTMLParser
-from typing import Any, Generic, Literal, Protocol, TypeGuard, TypeVar
+from typing import Generic, Literal, Protocol, TypeGuard, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-import uvicorn
 from starlette.requests import Request
 
 __all__ = [
@@ -70,97 +45,7 @@ __all__ = [
     "fetch_upstream",
     "is_valid_target",
     "linger",
-    "serve_asgi",
 ]
-
-_POLL_S = 0.005
-
-
-@contextmanager
-def serve_asgi(
-    app: Any,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    startup_timeout: float = 10.0,
-    shutdown_timeout: float = 5.0,
-) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on ``host`` and a free port; yield ``http://host:port``.
-
-    Args:
-        app: any ASGI 3 application (Starlette app, FastAPI app, a bare callable).
-        host: loopback address to bind; the default keeps tests off the network.
-        port: port to listen on; 0 (the default) lets the kernel pick a free one.
-        startup_timeout: seconds to wait for the server to accept connections.
-        shutdown_timeout: seconds to wait for in-flight requests when leaving the block; after
-            that, running requests are cancelled.
-
-    Raises:
-        RuntimeError: the server did not start (for example, the app's lifespan startup failed)
-            or did not stop in time.
-    """
-    sock = _bind(host, port)
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(_config(app, shutdown_timeout))
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name=f"asgi-{port}", daemon=True
-    )
-    thread.start()
-    try:
-        _wait_started(server, thread, startup_timeout)
-        yield f"http://{host}:{port}"
-    finally:
-        _stop(server, thread, shutdown_timeout)
-        sock.close()
-
-
-def _bind(host: str, port: int = 0) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # Accepted sockets inherit it: without it, Nagle + delayed ACK stall every reused-connection
-    # request about 40 ms on loopback.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise RuntimeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    return sock
-
-
-def _config(app: Any, shutdown_timeout: float) -> uvicorn.Config:
-    # log_config=None: uvicorn must not reconfigure the test process's logging.
-    # ws="none": no websocket stack (and none of its deprecation warnings) in plain HTTP fakes.
-    return uvicorn.Config(
-        app,
-        loop="asyncio",
-        ws="none",
-        lifespan="auto",
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=max(1, int(shutdown_timeout)),
-    )
-
-
-def _wait_started(server: uvicorn.Server, thread: threading.Thread, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("ASGI server exited during startup")
-        if time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError(f"ASGI server did not start within {timeout}s")
-        time.sleep(_POLL_S)
-
-
-def _stop(server: uvicorn.Server, thread: threading.Thread, timeout: float) -> None:
-    server.should_exit = True
-    thread.join(timeout + 1.0)
-    if thread.is_alive():
-        server.force_exit = True
-        thread.join(1.0)
-    if thread.is_alive():
-        raise RuntimeError("ASGI server did not stop in time")
 
 
 @dataclass(frozen=True, slots=True)

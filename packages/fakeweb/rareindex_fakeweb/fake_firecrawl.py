@@ -12,7 +12,7 @@ unless ``maxAge`` is 0), answers errors in the real shape ``{success: false, err
 
 Example:
     >>> from firecrawl import Firecrawl
-    >>> from rareindex_connectors.testing.servers import serve_asgi
+    >>> from rareindex_connectors.testing import serve_asgi
     >>> fake = create_fake_firecrawl_app(credits=10)
     >>> with serve_asgi(fake) as base_url:                                # doctest: +SKIP
     ...     client = Firecrawl(api_key="fc-test", api_url=base_url, max_retries=0)
