@@ -62,6 +62,7 @@ from .storage.observation_store import (
     variant_row,
     write_auction_lots,
 )
+from .storage.pricing_store import update_after_batch
 
 __all__ = ["ResolveSummary", "resolve_pending"]
 
@@ -230,6 +231,7 @@ def _resolve_batch(
     writes.flush(conn)
     set_decisions(conn, decisions)
     summary.anomalies += _flag_anomalies(conn, touched)
+    update_after_batch(conn, touched)  # the price index, once built (issue 18)
 
 
 def _flag_anomalies(conn: Any, variant_ids: set[str]) -> int:

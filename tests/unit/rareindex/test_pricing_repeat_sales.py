@@ -64,3 +64,21 @@ def test_same_week_resales_are_not_pairs_and_input_order_does_not_matter() -> No
     forward = repeat_sales_index(sale_pairs(sales))
     backward = repeat_sales_index(sale_pairs(list(reversed(sales))))
     assert forward == backward
+
+
+def test_a_resumed_index_equals_a_full_computation_to_the_last_bit() -> None:
+    sales = trending_sales(PATH, variants=80, noise=0.2)
+    cut = week_of(MONDAY) + timedelta(weeks=6)
+    earlier = [s for s in sales if week_of(s.sold_at) < cut or s.variant_id >= "var_040"]
+    before = repeat_sales_index(sale_pairs(earlier))
+    full = repeat_sales_index(sale_pairs(sales))
+    resumed = repeat_sales_index(sale_pairs(sales), resume=before, resume_from=cut)
+    assert resumed == full
+    assert [p for p in resumed if p.week < cut] == [p for p in before if p.week < cut]
+    # resumed a week too late, the new sales of week 6 are missed
+    wrong = repeat_sales_index(
+        sale_pairs(sales), resume=before, resume_from=cut + timedelta(weeks=1)
+    )
+    assert wrong != full
+    # a resume that does not start on the same first week is ignored
+    assert repeat_sales_index(sale_pairs(sales), resume=before[1:], resume_from=cut) == full

@@ -6,13 +6,19 @@ one week says nothing about a weekly index and is dropped. ``y = ln p₂ - ln p�
 :func:`repeat_sales_index` is chain-linked at a weekly step and never revises the past. With
 ``β_w`` the log level of week ``w`` (0 on the first week), it fits in the Case-Shiller way:
 
-1. an unweighted joint least-squares fit of every ``β`` on ``y = β_second - β_first``;
+1. an unweighted joint least-squares fit of every ``β`` on ``y = β_second - β_first`` of the
+   pairs inside the ``window_weeks`` up to the week;
 2. ``r² = a + b·Δ`` by least squares on its residuals (``Δ`` = weeks between the two sales): a
    pair far apart in time carries more drift noise than a close one;
-3. week by week, a joint weighted fit (``w = 1 / (a + b·Δ)``, then a Huber-weighted second pass)
-   of the pairs inside the ``window_weeks`` up to the week. Its step from each earlier *linked*
-   week ``k`` of the window is added to ``k``'s published level, and the week's level is the mean
-   of those (a "mean splice": one noisy link does not shift every later week).
+3. a joint weighted fit (``w = 1 / (a + b·Δ)``, then a Huber-weighted second pass) of the same
+   pairs. Its step from each earlier *linked* week ``k`` of the window is added to ``k``'s
+   published level, and the week's level is the mean of those (a "mean splice": one noisy link
+   does not shift every later week).
+
+Each week reads only the pairs of its own window (none sold after it), so new sales change the
+index from the week of the earliest of them on and never before: :func:`repeat_sales_index` can
+``resume`` from the published points of the weeks before that and give, to the last bit, what a
+full computation gives (``IndexPoint.log_level`` and ``se`` are kept for that).
 
 A week with fewer than ``min_pairs`` pairs takes the weighted median of ``y + β_first`` of its
 pairs instead (``method="median"``: one odd pair cannot swing a thin week) and is not a linked
@@ -88,6 +94,10 @@ class IndexPoint:
     pairs: int
     method: str
     """``base`` (the first week), ``wls``, ``median`` or ``carried``."""
+    log_level: float = 0.0
+    """``β``: the log level against the index's first week, unrounded (what a resume reads)."""
+    se: float = 0.0
+    """The standard error of the week's step (its band is ``β ± z·se``)."""
 
 
 DEFAULT_INDEX = IndexParams()
@@ -231,10 +241,17 @@ def repeat_sales_index(
     start: date | None = None,
     end: date | None = None,
     params: IndexParams = DEFAULT_INDEX,
+    resume: Sequence[IndexPoint] = (),
+    resume_from: date | None = None,
 ) -> list[IndexPoint]:
     """The weekly index of ``pairs`` from ``start`` (default: the earliest first sale's week) to
     ``end`` (default: the latest second sale's week), 100 at ``base``'s week (default: the first
-    week). Empty when there are no pairs."""
+    week). Empty when there are no pairs.
+
+    ``resume``: the points of an earlier computation, reused as they are for the weeks before
+    ``resume_from`` (the week of the earliest sale added, changed or removed since); the result
+    equals a full computation on ``pairs``. Ignored unless it starts on the same first week and
+    holds every week before ``resume_from``."""
     if not pairs:
         return []
     first = week_of(start) if start else min(p.first for p in pairs)
@@ -243,7 +260,7 @@ def repeat_sales_index(
     weeks = _weeks(first, last)
     if not used:
         return []
-    model = _variance_model(used, _fit(used, weeks, None))
+    kept = _resumable(weeks, resume, resume_from)
     by_second: dict[date, list[SalePair]] = defaultdict(list)
     for pair in used:
         by_second[pair.second].append(pair)
@@ -252,6 +269,13 @@ def repeat_sales_index(
     info: dict[date, tuple[float, int, str]] = {weeks[0]: (0.0, 0, "base")}
     linked = [weeks[0]]  # weeks whose level came from a joint fit (and the first week)
     for n, week in enumerate(weeks[1:], start=1):
+        if week in kept:
+            point = kept[week]
+            beta[week] = point.log_level
+            info[week] = (point.se, point.pairs, point.method)
+            if point.method == "wls":
+                linked.append(week)
+            continue
         span = weeks[max(0, n - window + 1) : n + 1]
         found = [p for p in by_second.get(week, ()) if p.first >= span[0]]
         if not found:
@@ -259,6 +283,7 @@ def repeat_sales_index(
             info[week] = (0.0, 0, "carried")
             continue
         inside = [p for w in span[1:] for p in by_second.get(w, ()) if p.first >= span[0]]
+        model = _variance_model(inside, _fit(inside, span, None))
         fitted = _fit(inside, span, model, robust=params.robust)
         value, se, method = _link(found, fitted, model, params.min_pairs)
         # mean splice: the window's step from each earlier linked week inside it, onto that
@@ -268,9 +293,35 @@ def repeat_sales_index(
         info[week] = (se, len(found), method)
         if method == "wls":
             linked.append(week)
-    base_week = week_of(base) if base else first
-    base_beta = beta.get(base_week, 0.0)
-    z = NormalDist().inv_cdf((1 + params.level) / 2)
+    return index_points(weeks, beta, info, base=base, level=params.level)
+
+
+def _resumable(
+    weeks: Sequence[date], resume: Sequence[IndexPoint], resume_from: date | None
+) -> dict[date, IndexPoint]:
+    """The points of ``resume`` to reuse: every week before ``resume_from`` (none if any is
+    missing or the first week moved)."""
+    if not resume or resume_from is None or resume[0].week != weeks[0]:
+        return {}
+    reused = {p.week: p for p in resume if p.week < resume_from}
+    needed = [w for w in weeks[1:] if w < resume_from]
+    if any(w not in reused for w in needed):
+        return {}
+    return {w: reused[w] for w in needed}
+
+
+def index_points(
+    weeks: Sequence[date],
+    beta: dict[date, float],
+    info: dict[date, tuple[float, int, str]],
+    *,
+    base: date | None,
+    level: float,
+) -> list[IndexPoint]:
+    """The published points from each week's ``β`` and ``(se, pairs, method)``: 100 at ``base``'s
+    week (its first week when ``base`` is None or outside the index)."""
+    base_beta = beta.get(week_of(base), 0.0) if base else 0.0
+    z = NormalDist().inv_cdf((1 + level) / 2)
     points = []
     for week in weeks:
         se, n, method = info[week]
@@ -283,6 +334,8 @@ def repeat_sales_index(
                 high=100 * math.exp(b + z * se),
                 pairs=n,
                 method=method,
+                log_level=beta[week],
+                se=se,
             )
         )
     return points

@@ -8,6 +8,14 @@ reason of its price observation). :func:`rebuild` builds everything
 ``index_values`` in one transaction; rows are rounded at fixed places and written in key order,
 so two builds over the same sales leave identical tables on SQLite and PostgreSQL.
 
+:func:`update_after_batch` keeps them current after each resolve batch, in the batch's
+transaction: it re-prices the sales of the variants the batch touched (their ``priced_sales``
+rows are replaced), resumes each index whose sales changed from the week of the earliest changed
+sale (the weeks before keep their exact ``log_level``/``se``), keeps the others as they are,
+recomputes every estimate, curve and derived estimate from ``priced_sales``, and writes what
+changed. The tables it leaves are those a full :func:`rebuild` would write on the same sales.
+Nothing is done until a first ``rareindex index build`` has published an index.
+
 Example:
     >>> summary = rebuild(engine, base=date(2026, 1, 5))                   # doctest: +SKIP
     >>> summary.estimates, summary.indices, summary.dropped
@@ -19,23 +27,39 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Connection, and_, column, delete, func, insert, select, table
+from sqlalchemy import (
+    Connection,
+    and_,
+    column,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    table,
+    text,
+)
 
 from ..pricing import (
     Estimate,
     IndexPoint,
+    PricedSale,
     PricingResult,
     SaleRecord,
     VariantRef,
     build_pricing,
     priced_sales,
+    week_of,
 )
+from ..pricing.build import Resume
 from . import Engine
 from .schema import (
     asset_variants,
@@ -47,6 +71,7 @@ from .schema import (
     price_observations,
     sales,
 )
+from .schema import priced_sales as priced_sales_table
 
 __all__ = [
     "BuildSummary",
@@ -60,6 +85,7 @@ __all__ = [
     "sale_records",
     "stored_estimate",
     "table_rows",
+    "update_after_batch",
     "variant_refs",
     "write_result",
 ]
@@ -80,9 +106,10 @@ def sale_records(
     *,
     variant_id: str | None = None,
     asset_ids: Sequence[str] | None = None,
+    variant_ids: Sequence[str] | None = None,
 ) -> list[SaleRecord]:
-    """Every stored sale (or one variant's, or those of ``asset_ids``) as the index reads it, by
-    (variant, date, id)."""
+    """Every stored sale (or one variant's, those of ``asset_ids`` or of ``variant_ids``) as the
+    index reads it, by (variant, date, id)."""
     query = (
         select(
             sales.c.id,
@@ -125,7 +152,9 @@ def sale_records(
         query = query.where(sales.c.variant_id == variant_id)
     if asset_ids is not None:
         query = query.where(sales.c.asset_id.in_(sorted(set(asset_ids))))
-    anomalies = _anomalies(conn, variant_id)
+    if variant_ids is not None:
+        query = query.where(sales.c.variant_id.in_(sorted(set(variant_ids))))
+    anomalies = _anomalies(conn, variant_id, variant_ids)
     out: dict[str, SaleRecord] = {}
     for row in conn.execute(query):
         if row.id in out:  # a lot external id seen in two auctions: one row per sale
@@ -154,13 +183,17 @@ def sale_records(
     return list(out.values())
 
 
-def _anomalies(conn: Connection, variant_id: str | None) -> dict[str, str]:
+def _anomalies(
+    conn: Connection, variant_id: str | None, variant_ids: Sequence[str] | None = None
+) -> dict[str, str]:
     query = select(price_observations.c.sale_id, price_observations.c.anomaly_reason).where(
         price_observations.c.anomaly_reason.is_not(None),
         price_observations.c.sale_id.is_not(None),
     )
     if variant_id is not None:
         query = query.where(price_observations.c.variant_id == variant_id)
+    if variant_ids is not None:
+        query = query.where(price_observations.c.variant_id.in_(sorted(set(variant_ids))))
     return {sale_id: reason for sale_id, reason in conn.execute(query)}
 
 
@@ -217,13 +250,63 @@ def _estimate_row(est: Estimate) -> dict[str, Any]:
     }
 
 
-def write_result(conn: Connection, result: PricingResult) -> None:
-    """Replace the three tables with ``result``, rows in key order."""
-    for target in (price_estimates, grade_curves, index_values):
+def _index_rows(index_id: str, series: Sequence[IndexPoint], base: date | None) -> list[Any]:
+    return [
+        {
+            "index_id": index_id,
+            "week": p.week,
+            "level": _d(p.level, 6),
+            "low": _d(p.low, 6),
+            "high": _d(p.high, 6),
+            "pairs": p.pairs,
+            "method": p.method,
+            "log_level": p.log_level,
+            "se": p.se,
+            "base_week": week_of(base) if base else None,
+        }
+        for p in series
+    ]
+
+
+def _sale_row(sale: PricedSale) -> dict[str, Any]:
+    return {
+        "sale_id": sale.sale_id,
+        "variant_id": sale.variant_id,
+        "asset_id": sale.asset_id,
+        "category": sale.category,
+        "set_id": sale.set_id,
+        "sold_at": sale.sold_at,
+        "price_usd": sale.price_usd,
+        "price": sale.price,
+        "currency": sale.currency,
+        "sale_type": sale.sale_type,
+    }
+
+
+def _insert(conn: Connection, target: Any, rows: Sequence[dict[str, Any]]) -> None:
+    for start in range(0, len(rows), 5_000):
+        conn.execute(insert(target), rows[start : start + 5_000])
+
+
+def write_result(
+    conn: Connection,
+    result: PricingResult,
+    *,
+    base: date | None = None,
+    sales_used: Sequence[PricedSale] | None = None,
+    indices: Sequence[str] | None = None,
+) -> None:
+    """Replace the published tables with ``result``, rows in key order: every estimate and curve,
+    the indices of ``indices`` (default: all; an id absent from ``result`` is removed), and
+    ``priced_sales`` with ``sales_used`` when given."""
+    for target in (price_estimates, grade_curves):
         conn.execute(delete(target))
+    if indices is None:
+        conn.execute(delete(index_values))
+    elif indices:
+        conn.execute(delete(index_values).where(index_values.c.index_id.in_(sorted(indices))))
     rows = [_estimate_row(result.estimates[v]) for v in sorted(result.estimates)]
-    if rows:
-        conn.execute(insert(price_estimates), rows)
+    _insert(conn, price_estimates, rows)
     curves = [
         {
             "category": category,
@@ -236,23 +319,26 @@ def write_result(conn: Connection, result: PricingResult) -> None:
         for category, curve in sorted(result.curves.items())
         for grade, step in sorted(curve.steps.items())
     ]
-    if curves:
-        conn.execute(insert(grade_curves), curves)
+    _insert(conn, grade_curves, curves)
+    keep = set(result.indices) if indices is None else set(indices) & set(result.indices)
     points = [
-        {
-            "index_id": index_id,
-            "week": p.week,
-            "level": _d(p.level, 6),
-            "low": _d(p.low, 6),
-            "high": _d(p.high, 6),
-            "pairs": p.pairs,
-            "method": p.method,
-        }
-        for index_id, series in sorted(result.indices.items())
-        for p in series
+        row
+        for index_id in sorted(keep)
+        for row in _index_rows(index_id, result.indices[index_id], base)
     ]
-    if points:
-        conn.execute(insert(index_values), points)
+    _insert(conn, index_values, points)
+    if sales_used is not None:
+        conn.execute(delete(priced_sales_table))
+        ordered = sorted(sales_used, key=lambda x: (x.variant_id, x.sold_at, x.sale_id))
+        _insert(conn, priced_sales_table, [_sale_row(x) for x in ordered])
+
+
+def _lock(conn: Connection) -> None:
+    """One writer of the price index at a time (a resolve batch in each of two workers, or a
+    build beside them): a transaction-scoped advisory lock on PostgreSQL; SQLite has one writer
+    anyway."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(18018)"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,10 +359,11 @@ def rebuild(
 ) -> BuildSummary:
     """Build every estimate, curve and index from the stored sales and publish them."""
     with engine.begin() as conn:
+        _lock(conn)
         kept, dropped = priced_sales(sale_records(conn))
         refs = variant_refs(conn)
         result = build_pricing(kept, refs, as_of=as_of, base=base)
-        write_result(conn, result)
+        write_result(conn, result, base=base, sales_used=kept)
     return BuildSummary(
         sales=len(kept),
         dropped=dropped,
@@ -286,6 +373,147 @@ def rebuild(
         indices=len(result.indices),
         as_of=result.as_of if kept else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateSummary:
+    """What :func:`update_after_batch` did."""
+
+    variants: int
+    """Variants whose sales were re-priced."""
+    changed_sales: int
+    """Priced sales added, changed or removed."""
+    resumed: dict[str, date]
+    """Index id -> the week it was recomputed from."""
+    full: bool
+    """A full rebuild instead (the published rows predate the resumable state)."""
+
+
+def _stored_sales(conn: Connection, variant_ids: Sequence[str] | None = None) -> list[PricedSale]:
+    t = priced_sales_table
+    query = select(t).order_by(t.c.variant_id, t.c.sold_at, t.c.sale_id)
+    if variant_ids is not None:
+        query = query.where(t.c.variant_id.in_(sorted(set(variant_ids))))
+    return [
+        PricedSale(
+            sale_id=r.sale_id,
+            variant_id=r.variant_id,
+            asset_id=r.asset_id,
+            category=r.category,
+            sold_at=r.sold_at,
+            price_usd=float(r.price_usd),
+            price=Decimal(r.price),
+            currency=r.currency,
+            sale_type=r.sale_type,
+            set_id=r.set_id,
+        )
+        for r in conn.execute(query)
+    ]
+
+
+def _stored_indices(conn: Connection) -> tuple[dict[str, list[IndexPoint]], date | None, bool]:
+    """The published indices as points (with their exact state), the base week they were built
+    on, and whether every row has its exact state (False: rows from before migration 0014)."""
+    points: dict[str, list[IndexPoint]] = {}
+    bases: set[date | None] = set()
+    complete = True
+    for r in conn.execute(
+        select(index_values).order_by(index_values.c.index_id, index_values.c.week)
+    ):
+        if r.log_level is None or r.se is None:
+            complete = False
+            continue
+        bases.add(r.base_week)
+        points.setdefault(r.index_id, []).append(
+            IndexPoint(
+                week=r.week,
+                level=float(r.level),
+                low=float(r.low),
+                high=float(r.high),
+                pairs=r.pairs,
+                method=r.method,
+                log_level=float(r.log_level),
+                se=float(r.se),
+            )
+        )
+    if len(bases) > 1:
+        complete = False
+    return points, next(iter(bases), None), complete
+
+
+def _published(conn: Connection) -> bool:
+    """Whether a build has published anything (one statement: a resolve batch sends few)."""
+    query = select(literal(1)).where(
+        or_(exists().select_from(index_values), exists().select_from(price_estimates))
+    )
+    return conn.execute(query).first() is not None
+
+
+def _changed_from(
+    before: Sequence[PricedSale], after: Sequence[PricedSale]
+) -> tuple[dict[str, date], int]:
+    """Index id -> the week of its earliest sale added, changed or removed; and how many."""
+    changed = set(before) ^ set(after)
+    weeks: dict[str, date] = {}
+    for sale in changed:
+        week = week_of(sale.sold_at)
+        keys = [f"category:{sale.category}"] + ([f"set:{sale.set_id}"] if sale.set_id else [])
+        for key in keys:
+            weeks[key] = min(weeks.get(key, week), week)
+    return weeks, len(changed)
+
+
+def _sale_key(sale: PricedSale) -> tuple[str, datetime, str]:
+    return sale.variant_id, sale.sold_at, sale.sale_id
+
+
+def update_after_batch(conn: Connection, variant_ids: Iterable[str]) -> UpdateSummary | None:
+    """Bring the published index up to date with the sales of ``variant_ids`` (the variants a
+    resolve batch touched), inside the caller's transaction. None: nothing to do (no variant, or
+    no index built yet)."""
+    touched = sorted(set(variant_ids))
+    if not touched or not _published(conn):
+        return None
+    _lock(conn)
+    points, base, complete = _stored_indices(conn)
+    if not complete:  # published before priced_sales existed: build it all once
+        kept, _ = priced_sales(sale_records(conn))
+        result = build_pricing(kept, variant_refs(conn), base=base)
+        write_result(conn, result, base=base, sales_used=kept)
+        return UpdateSummary(len(touched), len(kept), {}, full=True)
+    t = priced_sales_table
+    fresh, _ = priced_sales(sale_records(conn, variant_ids=touched))
+    # a sale that moved to a touched variant from another one: re-price that one too
+    ids = [x.sale_id for x in fresh]
+    others: set[str] = set()
+    for start in range(0, len(ids), 500):
+        rows = conn.execute(
+            select(t.c.variant_id).where(
+                t.c.sale_id.in_(ids[start : start + 500]), t.c.variant_id.not_in(touched)
+            )
+        )
+        others.update(r.variant_id for r in rows)
+    if others:
+        touched = sorted({*touched, *others})
+        fresh, _ = priced_sales(sale_records(conn, variant_ids=touched))
+    before = _stored_sales(conn, touched)
+    changed_from, changed = _changed_from(before, fresh)
+    if changed:
+        conn.execute(delete(t).where(t.c.variant_id.in_(touched)))
+        _insert(conn, t, [_sale_row(x) for x in sorted(fresh, key=_sale_key)])
+    else:
+        estimated = conn.execute(
+            select(func.count())
+            .select_from(price_estimates)
+            .where(price_estimates.c.variant_id.in_(touched))
+        ).scalar_one()
+        if estimated == len(touched):  # no sale changed, no new variant to estimate
+            return UpdateSummary(len(touched), 0, {}, full=False)
+    result = build_pricing(
+        _stored_sales(conn), variant_refs(conn), base=base, previous=Resume(points, changed_from)
+    )
+    write_result(conn, result, base=base, indices=sorted(changed_from))
+    return UpdateSummary(len(touched), changed, dict(sorted(changed_from.items())), full=False)
 
 
 def _estimate(row: Any) -> Estimate:
@@ -418,6 +646,7 @@ def table_rows(conn: Connection) -> dict[str, list[tuple[Any, ...]]]:
         "price_estimates": (price_estimates, [price_estimates.c.variant_id]),
         "grade_curves": (grade_curves, [grade_curves.c.category, grade_curves.c.grade]),
         "index_values": (index_values, [index_values.c.index_id, index_values.c.week]),
+        "priced_sales": (priced_sales_table, [priced_sales_table.c.sale_id]),
     }
     return {
         name: [tuple(r) for r in conn.execute(select(target).order_by(*order))]

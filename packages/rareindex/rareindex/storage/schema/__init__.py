@@ -23,7 +23,7 @@ from .observations import (
     price_observations,
     sales,
 )
-from .pricing import grade_curves, index_values, price_estimates
+from .pricing import grade_curves, index_values, price_estimates, priced_sales
 from .provenance import certificate_sightings, certificates
 from .raw import normalized_records, raw_record_keys, raw_records
 from .registry import (
@@ -85,6 +85,7 @@ __all__ = [
     "population_reports",
     "price_estimates",
     "price_observations",
+    "priced_sales",
     "raw_record_keys",
     "raw_records",
     "sales",

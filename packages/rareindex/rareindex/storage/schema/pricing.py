@@ -3,17 +3,18 @@
 Each table is rebuilt from the stored sales by ``rareindex index build``
 (:mod:`rareindex.storage.pricing_store`); nothing else writes them. Numbers are exact decimals
 rounded at fixed places (money at 2, levels and logs at 6), so a replay from raw records writes
-byte-identical rows on SQLite and PostgreSQL.
+byte-identical rows on SQLite and PostgreSQL. ``priced_sales`` and the ``log_level``/``se``
+columns (double precision) hold what an incremental update after a resolve batch resumes from.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Date, Index, Integer, PrimaryKeyConstraint, Table, Text
+from sqlalchemy import Column, Date, Double, Index, Integer, PrimaryKeyConstraint, Table, Text
 
-from ..types import ExactDecimal
+from ..types import ExactDecimal, UTCDateTime
 from ._base import metadata
 
-__all__ = ["grade_curves", "index_values", "price_estimates"]
+__all__ = ["grade_curves", "index_values", "price_estimates", "priced_sales"]
 
 price_estimates = Table(
     "price_estimates",
@@ -60,5 +61,24 @@ index_values = Table(
     Column("high", ExactDecimal(), nullable=False),
     Column("pairs", Integer, nullable=False),
     Column("method", Text, nullable=False, comment="base, wls, median, carried"),
+    Column("log_level", Double),
+    Column("se", Double),
+    Column("base_week", Date),
     PrimaryKeyConstraint("index_id", "week"),
+)
+
+priced_sales = Table(
+    "priced_sales",
+    metadata,
+    Column("sale_id", Text, primary_key=True),
+    Column("variant_id", Text, nullable=False),
+    Column("asset_id", Text, nullable=False),
+    Column("category", Text, nullable=False),
+    Column("set_id", Text),
+    Column("sold_at", UTCDateTime(), nullable=False),
+    Column("price_usd", Double, nullable=False),
+    Column("price", ExactDecimal(), nullable=False),
+    Column("currency", Text, nullable=False),
+    Column("sale_type", Text, nullable=False),
+    Index(None, "variant_id"),
 )
