@@ -2,7 +2,7 @@
 its writers, on SQLite and PostgreSQL, against the connectors' bare ``normalize()`` — every number
 measured in this run.
 
-    python -m bench.normalize [--quick] [--repeat 5]
+    python -m bench.normalize [--quick] [--repeat 5] [--shopify-pages 200] [--no-postgres]
 
 Setup (not timed): ``crawl_connectors`` crawls every registered connector from the local fake web
 once into SQLite (what ``rareindex demo`` does); the same raw records go into PostgreSQL through
@@ -15,11 +15,19 @@ fresh copy of those databases (a file copy; ``CREATE DATABASE … TEMPLATE``) an
   writers, price anomalies);
 * ``replay`` afterwards: every record resolved again, nothing new to normalize.
 
+A second table does the same on a Shopify crawl of ``--shopify-pages`` pages of 250 products
+(``bench.crawl``'s store, crawled once by the shipped Shopify connector; default 200 pages: 50,000
+raw records, one repetition; no catalog is imported, so its rows measure normalizing, resolving
+and writing without a match).
+
+Every timed pass starts with the title caches empty (``cold_caches``), as a new worker would.
+
 Rates are raw records per second, so every row compares with the ceiling ("vs bare"); records/s
 counts the normalized records each stage stored or resolved. Peer and stages alternate per
 repetition and the table shows medians. ``--quick`` crawls four small connectors (about 450 raw
-records, 3 repetitions; about 40 s on 2 vCPUs); the default run crawls all seven (about 1,700 raw
-records, 5 repetitions; about 4 minutes).
+records, 3 repetitions, and an 8-page Shopify case; about 40 s on 2 vCPUs); the default run
+crawls all seven (about 1,900 raw records, 5 repetitions) and the 50,000-record Shopify case
+(about 6 minutes).
 """
 
 from __future__ import annotations
@@ -185,9 +193,20 @@ def sqlite_copy(source: Path, target: Path) -> str:
 # --- the measured passes --------------------------------------------------------------------------
 
 
+def cold_caches() -> None:
+    """Forget the titles read so far (``lift_grading``, the resolver's tokenizer): every timed pass
+    starts as a fresh process would, not from the previous repetition's answers."""
+    from rareindex.resolution.text import fold, tokenize
+    from rareindex_connectors.adapters import lift_grading
+
+    for cached in (lift_grading, tokenize, fold):
+        cached.cache_clear()
+
+
 def bare_normalize(registry: Any, raws: Sequence[Any]) -> tuple[float, int]:
     """Each raw record through its connector's ``normalize()``, nothing else: the ceiling."""
     connectors = {c.meta.id: c for c in registry}
+    cold_caches()
     began = time.perf_counter()
     produced = 0
     for raw in raws:
@@ -215,6 +234,7 @@ def pipeline_pass(
     if len(raw_ids) != raw_count:
         raise SystemExit(f"{db_url}: {len(raw_ids)} raw records, expected {raw_count}")
     sent = StatementCounter(engine)
+    cold_caches()
     began = time.perf_counter()
     normalized = normalize_raw(engine, registry, raw_ids, blobs=store)
     t_norm, s_norm = time.perf_counter(), sent.count
@@ -239,76 +259,101 @@ def pipeline_pass(
 # --- main -----------------------------------------------------------------------------------------
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="four small connectors only")
-    parser.add_argument("--repeat", type=int, help="repetitions (default 5, --quick 3)")
-    parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
-    args = parser.parse_args()
-    quiet_logs()
+def measure(
+    name: str,
+    registry: Any,
+    crawled: Path,
+    blobs: Path,
+    pg: Any,
+    backends: Sequence[str],
+    repeat: int,
+    import_catalog: Any = None,
+) -> tuple[Stage, list[Stage], int]:
+    """The ceiling and the pipeline's stages over the raw records of ``crawled`` (SQLite), on
+    each backend, ``repeat`` alternating repetitions. Returns the ceiling, the stages and the
+    number of raw records."""
+    raws = load_raw(f"sqlite:///{crawled}", blobs)
+    if import_catalog is not None:
+        import_catalog(f"sqlite:///{crawled}")
+    if "PostgreSQL" in backends:
+        template = pg.create(f"{name}_template")
+        copy_raw(raws, template, blobs, registry)
+        if import_catalog is not None:
+            import_catalog(template)
+    bare = Stage("connector.normalize() loop, in memory (ceiling)", "-", len(raws))
+    stages = {
+        backend: {
+            key: Stage(label, backend, len(raws))
+            for key, label in (
+                ("normalize", "normalize_raw"),
+                ("resolve", "resolve_pending (resolver + writers)"),
+                ("pipeline", "normalize + resolve"),
+                ("replay", "replay (re-resolve all)"),
+            )
+        }
+        for backend in backends
+    }
+    bare_normalize(registry, raws)  # warm-up: first calls import and compile lazily
+    for k in range(repeat):
+        for backend in backends:  # the ceiling before each backend's pass: interleaved
+            wall, produced = bare_normalize(registry, raws)
+            bare.add(wall, produced)
+            if backend == "SQLite":
+                url = sqlite_copy(crawled, crawled.with_name(f"{name}-rep{k}.db"))
+            else:
+                url = pg.create(f"{name}_rep{k}", template=f"{name}_template")
+            pipeline_pass(url, registry, blobs, stages[backend], len(raws))
+            if backend == "PostgreSQL":
+                pg.drop(f"{name}_rep{k}")
+            else:
+                crawled.with_name(f"{name}-rep{k}.db").unlink()
+    rows = [s for backend in backends for s in stages[backend].values()]
+    return bare, rows, len(raws)
+
+
+def crawl_shopify(root: Path, pages: int) -> tuple[Any, Path, Path, float]:
+    """``bench.crawl``'s Shopify store (250 products a page, one raw record each) crawled once
+    into SQLite by the shipped Shopify connector (not timed): its registry, database, blobs."""
+    from bench.crawl import crawl_rareindex, free_port, start_server
+    from rareindex.registry import Registry
+    from rareindex_connectors.stores.shopify import ShopifyStoreConnector
+
+    port = free_port()
+    server = start_server(port, pages, 0)
+    began = time.perf_counter()
+    try:
+        crawled, blobs = root / "shopify.db", root / "shopify-blobs"
+        crawl_rareindex("shopify", f"sqlite:///{crawled}", port, pages, blobs, slug="bench-shop")
+    finally:
+        server.terminate()
+        server.wait()
+    connector = ShopifyStoreConnector.from_config(
+        {
+            "source": "Bench Shop",
+            "base_url": "http://shop.bench.test",
+            "currency": "USD",
+            "categories": ["tcg_card"],
+        },
+        slug="bench-shop",
+    )
+    return (
+        Registry(connectors={"bench-shop": connector}),
+        crawled,
+        blobs,
+        time.perf_counter() - began,
+    )
+
+
+def table_of(title: str, bare: Stage, rows: list[Stage]) -> Any:
     from rich.table import Table
 
-    from rareindex.registry import load_registry
-    from rareindex.settings import REPO_ROOT
-
-    began = time.perf_counter()
-    registry = load_registry(REPO_ROOT / "connectors")
-    slugs = QUICK_SLUGS if args.quick else None
-    repeat = max(1, args.repeat or (3 if args.quick else 5))
-    backends = ["SQLite"] if args.no_postgres else ["SQLite", "PostgreSQL"]
-    with tempfile.TemporaryDirectory(prefix="ri-bench-normalize-") as tmp, scratch_postgres() as pg:
-        root = Path(tmp)
-        crawl_s, blobs = crawl_fake_web(root, slugs)
-        crawled = root / "crawled.db"
-        raws = load_raw(f"sqlite:///{crawled}", blobs)
-        assets = import_world_catalog(f"sqlite:///{crawled}")
-        if "PostgreSQL" in backends:
-            template = pg.create("template")
-            copy_raw(raws, template, blobs, registry)
-            import_world_catalog(template)
-        bare = Stage("connector.normalize() loop, in memory (ceiling)", "-", len(raws))
-        stages = {
-            backend: {
-                key: Stage(name, backend, len(raws))
-                for key, name in (
-                    ("normalize", "normalize_raw"),
-                    ("resolve", "resolve_pending (resolver + writers)"),
-                    ("pipeline", "normalize + resolve"),
-                    ("replay", "replay (re-resolve all)"),
-                )
-            }
-            for backend in backends
-        }
-        bare_normalize(registry, raws)  # warm-up: first calls import and compile lazily
-        for k in range(repeat):
-            for backend in backends:  # the ceiling before each backend's pass: interleaved
-                wall, produced = bare_normalize(registry, raws)
-                bare.add(wall, produced)
-                if backend == "SQLite":
-                    url = sqlite_copy(crawled, root / f"rep{k}.db")
-                else:
-                    url = pg.create(f"rep{k}", template="template")
-                pipeline_pass(url, registry, blobs, stages[backend], len(raws))
-                if backend == "PostgreSQL":
-                    pg.drop(f"rep{k}")
-    rows: list[Stage] = [bare] + [s for backend in backends for s in stages[backend].values()]
-    by_connector: dict[str, int] = defaultdict(int)
-    for raw in raws:
-        by_connector[raw.connector_id] += 1
-    table = Table(
-        title=(
-            f"normalize → resolve on the fake web's raw records: {len(raws):,} raw records from "
-            f"{len(by_connector)} connectors (crawled in {crawl_s:.0f} s, not timed), "
-            f"{assets} catalog assets; median of {repeat} alternating repetitions"
-        ),
-        caption=machine(),
-    )
+    table = Table(title=title, caption=machine())
     for column in ("stage", "backend", "raw records", "seconds", "raw rec/s", "records/s"):
         table.add_column(column, justify="left" if column in ("stage", "backend") else "right")
     table.add_column("SQL/raw rec", justify="right")
     table.add_column("spread", justify="right")
     table.add_column("vs bare", justify="right")
-    for row in rows:
+    for row in [bare, *rows]:
         table.add_row(
             row.name,
             row.backend,
@@ -320,8 +365,65 @@ def main() -> None:
             f"{spread(row.walls):.0%}",
             f"{row.raw_s / bare.raw_s:.3f}x",
         )
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="four small connectors only")
+    parser.add_argument("--repeat", type=int, help="repetitions (default 5, --quick 3)")
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument(
+        "--shopify-pages",
+        type=int,
+        help="pages of 250 products in the Shopify case (default 200: 50,000; --quick 8; 0: skip)",
+    )
+    args = parser.parse_args()
+    quiet_logs()
+    from rareindex.registry import load_registry
+    from rareindex.settings import REPO_ROOT
+
+    began = time.perf_counter()
+    registry = load_registry(REPO_ROOT / "connectors")
+    slugs = QUICK_SLUGS if args.quick else None
+    repeat = max(1, args.repeat or (3 if args.quick else 5))
+    shop_pages = (
+        args.shopify_pages if args.shopify_pages is not None else (8 if args.quick else 200)
+    )
+    backends = ["SQLite"] if args.no_postgres else ["SQLite", "PostgreSQL"]
     out = console()
-    out.print(table)
+    with tempfile.TemporaryDirectory(prefix="ri-bench-normalize-") as tmp, scratch_postgres() as pg:
+        root = Path(tmp)
+        crawl_s, blobs = crawl_fake_web(root, slugs)
+        crawled = root / "crawled.db"
+        connectors = {raw.connector_id for raw in load_raw(f"sqlite:///{crawled}", blobs)}
+        bare, rows, raw_count = measure(
+            "fakeweb", registry, crawled, blobs, pg, backends, repeat, import_world_catalog
+        )
+        out.print(
+            table_of(
+                f"normalize → resolve on the fake web's raw records: {raw_count:,} raw records "
+                f"from {len(connectors)} connectors (crawled in {crawl_s:.0f} s, not timed), the "
+                f"fake web's catalog; median of {repeat} alternating repetitions",
+                bare,
+                rows,
+            )
+        )
+        if shop_pages > 0:
+            shop_registry, shop_db, shop_blobs, shop_s = crawl_shopify(root, shop_pages)
+            shop_repeat = 1 if shop_pages >= 100 else min(repeat, 3)
+            bare, rows, raw_count = measure(
+                "shopify", shop_registry, shop_db, shop_blobs, pg, backends, shop_repeat
+            )
+            out.print(
+                table_of(
+                    f"normalize → resolve on a {raw_count:,}-record Shopify crawl (bench.crawl's "
+                    f"store, crawled in {shop_s:.0f} s, not timed; no catalog: every title is "
+                    f"resolved and stays unmatched); median of {shop_repeat}",
+                    bare,
+                    rows,
+                )
+            )
     out.print(
         "raw rec/s: raw records ÷ the stage's seconds; records/s: normalized records the stage "
         "stored (normalize) or resolved; SQL/raw rec: statements sent per raw record (an "

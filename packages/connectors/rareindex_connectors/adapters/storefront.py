@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -184,8 +185,14 @@ _CATEGORY_RES = tuple((cat, re.compile(rx, re.IGNORECASE)) for cat, rx in _CATEG
 
 def category_from_labels(labels: Iterable[str]) -> Category | None:
     """The one category the labels point to, or ``None`` when none or several do."""
-    found = {cat for label in labels for cat, rx in _CATEGORY_RES if rx.search(label)}
+    found = set().union(*(_label_categories(label) for label in labels))
     return found.pop() if len(found) == 1 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _label_categories(label: str) -> frozenset[Category]:
+    # A store's few product types and tags come back on every product: each is read once.
+    return frozenset(cat for cat, rx in _CATEGORY_RES if rx.search(label))
 
 
 # --- values with a location ---------------------------------------------------------------------
