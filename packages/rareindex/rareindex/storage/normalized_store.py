@@ -19,7 +19,7 @@ from sqlalchemy import Connection, and_, bindparam, delete, func, select, update
 
 from .ids import stable_id
 from .schema import normalized_records, raw_records
-from .upsert import merge
+from .upsert import executemany, merge
 
 __all__ = [
     "NormalizedRow",
@@ -124,19 +124,22 @@ _DECISION_COLUMNS = (
 )  # fmt: skip
 
 
+_SET_DECISION = (
+    update(normalized_records)
+    .where(normalized_records.c.id == bindparam("nid"))
+    .values({column: bindparam(column) for column in _DECISION_COLUMNS})
+)
+
+
 def set_decisions(conn: Connection, decisions: Sequence[dict[str, Any]]) -> None:
     """Store match decisions: ``id, status, match_method, match_confidence, reject_reason,
     asset_id, variant_id, anomaly_flags, resolved_at`` per row."""
     if not decisions:
         return
-    statement = (
-        update(normalized_records)
-        .where(normalized_records.c.id == bindparam("nid"))
-        .values({column: bindparam(column) for column in _DECISION_COLUMNS})
-    )
     # One executemany, in id order (row locks in one order: concurrent resolvers cannot deadlock).
-    conn.execute(
-        statement,
+    executemany(
+        conn,
+        _SET_DECISION,
         [
             {"nid": d["id"], **{c: d[c] for c in _DECISION_COLUMNS}}
             for d in sorted(decisions, key=lambda d: str(d["id"]))
