@@ -188,14 +188,14 @@ def test_version_is_a_non_empty_string() -> None:
 
 def test_adapters_load_on_first_use_and_every_name_resolves() -> None:
     """``rareindex_connectors.adapters`` imports an adapter module only when one of its names is
-    used (a store connector does not pay for extruct, feedparser and pdfplumber at start-up), and
+    used (a store connector does not pay for extruct, feedparser and PDFium at start-up), and
     every name it lists resolves to the object of its module."""
     import subprocess
     import sys
 
     probe = (
         "import sys, rareindex_connectors.adapters as a; a.paginate; "
-        "print(sorted(m for m in ('extruct', 'feedparser', 'pdfplumber') if m in sys.modules))"
+        "print(sorted(m for m in ('extruct', 'feedparser', 'pypdfium2') if m in sys.modules))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

@@ -14,7 +14,7 @@ Nothing is silently skipped.
 ``sitemaps``       sitemap indexes and urlsets, gzip, lastmod filters, no XXE
 ``robots``         robots.txt rules per user-agent group (protego)
 ``feeds``          RSS / Atom / JSON Feed -> news items; Merchant product feeds -> listings
-``pdf``            "prices realised" tables -> hammer, premium, realised (pdfplumber)
+``pdf``            "prices realised" tables -> hammer, premium, realised (PDFium)
 ``structured``     schema.org JSON-LD, microdata, Open Graph -> listings, price ranges
 ``embedded``       ``__NEXT_DATA__`` and inline JSON state
 =================  ===========================================================================
@@ -287,7 +287,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """Load the adapter module that defines ``name`` on first use: a connector that needs only
-    pagination does not pay for extruct, feedparser and pdfplumber (about 0.3 s of start-up)."""
+    pagination does not pay for extruct, feedparser and PDFium (about 0.3 s of start-up)."""
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
