@@ -1,13 +1,13 @@
 """A 50,000-item fake catalog full of near-miss siblings, and noisy titles with ground truth.
 
 :func:`scale_catalog` holds every item of :func:`~.sites.catalog.world_catalog` (same ids), then
-near-miss siblings of each (the traps of DOMAIN §2: Prizm ↔ Mosaic ↔ Select, Topps Chrome ↔
-Sapphire, Base Set 4/102 ↔ Base Set 2 4/130 ↔ Legendary Collection 4/110, neighbouring card
-numbers, adjacent years, other parallels and print runs, ``Ken Griffey`` next to ``Ken Griffey
-Jr.``, Japanese ↔ English, cover variants and printings, other mint marks and dates), then
-checklists of made-up players, Pokémon sets, comic runs and coin dates up to ``size``. Identities
-(category, year, set, number, subject, parallel, edition, language, print run, mint mark), titles
-and ids are unique; a (set, year, number) names one subject.
+near-miss siblings of each (the traps of docs/domain.md#title-noise-and-red-flags: Prizm ↔ Mosaic ↔
+Select, Topps Chrome ↔ Sapphire, Base Set 4/102 ↔ Base Set 2 4/130 ↔ Legendary Collection 4/110,
+neighbouring card numbers, adjacent years, other parallels and print runs, ``Ken Griffey`` next to
+``Ken Griffey Jr.``, Japanese ↔ English, cover variants and printings, other mint marks and dates),
+then checklists of made-up players, Pokémon sets, comic runs and coin dates up to ``size``.
+Identities (category, year, set, number, subject, parallel, edition, language, print run, mint
+mark), titles and ids are unique; a (set, year, number) names one subject.
 
 :func:`noisy_titles` labels titles with the catalog id they describe: every fake-marketplace
 listing, titles of catalog items dressed in seller noise (:func:`.scale_noise.dress`), and ~10%

@@ -1,10 +1,11 @@
 """Vocabularies for :mod:`.scale_catalog`: sibling products, checklists, Jr./Sr. pairs, noise.
 
-The sibling tables are the traps a title matcher falls into (DOMAIN §2 pitfalls): products
-that share players and card numbers (Panini Prizm ↔ Mosaic ↔ Select ↔ Donruss Optic; Topps
-Chrome ↔ Sapphire ↔ Finest), Pokémon reprint sets that share names (Base Set ↔ Base Set 2 ↔
-Legendary Collection), comic series and volumes that share issue numbers, and fathers and sons.
-Players built from :data:`FIRST_NAMES` and :data:`LAST_NAMES` are made up.
+The sibling tables are the traps a title matcher falls into
+(docs/domain.md#title-noise-and-red-flags): products that share players and card numbers (Panini
+Prizm ↔ Mosaic ↔ Select ↔ Donruss Optic; Topps Chrome ↔ Sapphire ↔ Finest), Pokémon reprint sets
+that share names (Base Set ↔ Base Set 2 ↔ Legendary Collection), comic series and volumes that share
+issue numbers, and fathers and sons. Players built from :data:`FIRST_NAMES` and :data:`LAST_NAMES`
+are made up.
 """
 
 from __future__ import annotations
@@ -323,7 +324,7 @@ COIN_TYPES_EXT = {
     "Liberty Head Double Eagle": ("$20", 1850, 1907, ("", "S", "O", "CC"), 200000, 8900, ("",)),
 }
 
-# Noise (DOMAIN §1.2, §2): what sellers put around the identity
+# Noise (docs/domain.md#title-noise-and-red-flags): what sellers put around the identity
 EMOJI = ("🔥", "💎", "📈", "🚀", "🔥🔥", "💎🙌", "⚾", "🏀", "⭐")
 HYPE = ("L@@K", "INVEST", "HOF", "RARE", "MUST SEE", "HOT", "GOAT", "SSP", "🔑 KEY", "WOW")
 RAW_WORDS = ("NM", "Raw", "Near Mint", "NM-MT", "Pack Fresh", "Ungraded")

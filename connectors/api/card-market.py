@@ -7,18 +7,19 @@ A page without readable ``__NEXT_DATA__`` (not UTF-8, broken JSON) is kept with 
 and its HTML as snapshot, so ``normalize()`` fails closed on it; a page over the size limit is kept
 the same way without a snapshot; an item gone (404) since the search is logged and skipped.
 
-Normalize: sold -> :class:`Sale`, active (via ``lookup()``) -> :class:`Listing`. A best offer
-shows only the struck list price: ``sale_type="best_offer"``, ``price_basis="offer_accepted"``,
-``price_visibility="hidden"``, ``price`` = the list price (an upper bound; DOMAIN §3). Grade,
-condition and flags come from the title (``lift_grading``: ``NOT PSA``, ``PSA 10?``, ``comp`` give
-no grade); ``is_lot`` from the title or ``lotSize``; the category from the item specifics.
+Normalize: sold -> :class:`Sale`, active (via ``lookup()``) -> :class:`Listing`. A best offer shows
+only the struck list price: ``sale_type="best_offer"``, ``price_basis="offer_accepted"``,
+``price_visibility="hidden"``, ``price`` = the list price (an upper bound;
+docs/domain.md#observations-and-prices). Grade, condition and flags come from the title
+(``lift_grading``: ``NOT PSA``, ``PSA 10?``, ``comp`` give no grade); ``is_lot`` from the title or
+``lotSize``; the category from the item specifics.
 
-``identifiers.cert_number`` (DOMAIN §1.2): from the title when 7-10 digits (``-NNN`` allowed) sit
-within 4 tokens of a grader token or ``Cert#`` whose nearest grader is the item's, and the title
-does not negate or speculate on a grade without also stating one (card numbers, serials, years and
-12-digit item ids never match; a bare number stays out). Otherwise the specifics' ``Certification
-Number`` when they name the ``Professional Grader`` and it agrees with the title. Title and
-specifics disagreeing: no cert, flag ``cert_conflict``.
+``identifiers.cert_number`` (docs/certificates.md#1-attribution-rules): from the title when 7-10
+digits (``-NNN`` allowed) sit within 4 tokens of a grader token or ``Cert#`` whose nearest grader is
+the item's, and the title does not negate or speculate on a grade without also stating one (card
+numbers, serials, years and 12-digit item ids never match; a bare number stays out). Otherwise the
+specifics' ``Certification Number`` when they name the ``Professional Grader`` and it agrees with
+the title. Title and specifics disagreeing: no cert, flag ``cert_conflict``.
 
 Cursor: ``{"page": n, "sweeps": s}`` once page ``n - 1``'s items are yielded; a finished sweep
 leaves ``{"page": 1, "sweeps": s + 1}`` (new sales land on page 1). ``max_pages`` = search pages.
@@ -100,7 +101,8 @@ def _results(result: FetchResult) -> Extracted:
 
 
 def _title_cert(title: str, facts: TitleFacts) -> str | None:
-    """The cert DOMAIN §1.2 attributes to this item's grader in ``title``, or None."""
+    """The cert the rules of docs/certificates.md#1-attribution-rules attribute to this item's
+    grader in ``title``, or None."""
     tokens = [t.strip(",;()[]") for t in title.split()]
     anchors = {i: t.upper() for i, t in enumerate(tokens) if _GRADER.match(t) or _CERT.match(t)}
     found: set[str] = set()
@@ -209,8 +211,9 @@ class CardMarketConnector:
                 try:
                     yield await self._item(ctx, item_id)
                 except ResponseTooLarge as exc:
-                    # Too big to keep whole, but never skipped silently (DESIGN §9.6): kept with
-                    # no listing and no snapshot, so normalize() fails it closed and it is counted.
+                    # Too big to keep whole, but never skipped silently (invariant 6 of
+                    # docs/architecture.md): kept with no listing and no snapshot, so normalize()
+                    # fails it closed and it is counted.
                     ctx.log.warning("item.too_large", url=exc.url)
                     url = f"{ORIGIN}/itm/{item_id}"
                     yield RawRecordInput(

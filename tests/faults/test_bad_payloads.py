@@ -11,15 +11,14 @@ a worker process crawling them, at both levels a payload comes in:
   recursing, where a recursive decoder crashed the run). (Its search is limited to the first
   page of 50 items.)
 
-What must hold (DESIGN §9.6, fail closed): the worker never crashes and every run is closed; a
-broken page is never skipped silently and never becomes a good record. A broken *feed page* ends
-its run ``failed`` with a reason from the closed vocabulary (``parse_error``, with
-``invalid_json`` / ``encoding_error`` and the page in the error; ``permanent`` for the oversized
-one), keeping what was committed
-before it, with the cursor left on the broken page so the next run fetches it again. A malformed
-*record* and a broken *item page* are kept as raw records and counted by the normalizer as
-``failed`` rows in ``normalized_records`` with a reason from the closed vocabulary. Every raw
-record gets a normalized row.
+What must hold (invariant 6 of docs/architecture.md, fail closed): the worker never crashes and
+every run is closed; a broken page is never skipped silently and never becomes a good record. A
+broken *feed page* ends its run ``failed`` with a reason from the closed vocabulary
+(``parse_error``, with ``invalid_json`` / ``encoding_error`` and the page in the error;
+``permanent`` for the oversized one), keeping what was committed before it, with the cursor left on
+the broken page so the next run fetches it again. A malformed *record* and a broken *item page* are
+kept as raw records and counted by the normalizer as ``failed`` rows in ``normalized_records`` with
+a reason from the closed vocabulary. Every raw record gets a normalized row.
 """
 
 from __future__ import annotations

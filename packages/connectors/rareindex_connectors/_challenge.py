@@ -1,7 +1,8 @@
 """Challenge-page detection: did an anti-bot vendor answer instead of the site?
 
-A challenge page must never be stored as a good record (DESIGN invariant 8); the router counts it as
-``blocked`` and escalates to the next engine. The rules (DOMAIN §5):
+A challenge page must never be stored as a good record (invariant 8 of docs/architecture.md); the
+router counts it as ``blocked`` and escalates to the next engine. The rules
+(docs/domain.md#challenge-pages):
 
 1. A *decisive* header wins outright, whatever the status: Cloudflare sets ``cf-mitigated`` on every
    challenge page (``challenge`` is its only value); AWS WAF sets ``x-amzn-waf-action:
@@ -148,7 +149,8 @@ def _body(reason: str, *needles: str, kind: ChallengeKind = "challenge") -> Body
     return BodyMarker(f"body:{reason}", needles, kind)
 
 
-# Sources: DOMAIN §5 [B1]-[B12]. Needles are lowercase; bodies are lowered before matching.
+# The rules: docs/domain.md#challenge-pages. Needles are lowercase; bodies are lowered before
+# matching.
 VENDOR_SIGNATURES: Final[tuple[VendorSignature, ...]] = (
     VendorSignature(
         vendor="cloudflare",

@@ -116,7 +116,7 @@ def _same_currency(*amounts: Money | None) -> None:
 
 
 class Sale(_Item):
-    """One consummated sale of one item (DOMAIN §3)."""
+    """One consummated sale of one item (docs/domain.md#observations-and-prices)."""
 
     kind: Literal["sale"] = "sale"
     price: Money

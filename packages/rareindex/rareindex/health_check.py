@@ -1,4 +1,4 @@
-"""The health worker: a ``connector_health`` snapshot per connector (DESIGN §7, every 30 min).
+"""The health worker: a ``connector_health`` snapshot per connector (docs/health.md, every 30 min).
 
 For each connector of the registry, :func:`run_health`
 
@@ -35,15 +35,14 @@ import structlog
 
 from rareindex_connectors import (
     Connector,
-    CostEntry,
     CrawlContext,
     CrawlOptions,
     FetchError,
     FetchResult,
-    HostGates,
     ResponseKind,
     scorer_of,
 )
+from rareindex_connectors.runtime import CostEntry, HostGates
 
 from .fetching import FetchStack, build_fetch_stack
 from .health import (
@@ -82,7 +81,7 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 HEALTH_EVERY = timedelta(minutes=30)
-"""How often the health worker snapshots every connector (DESIGN §7)."""
+"""How often the health worker snapshots every connector (docs/health.md)."""
 
 PROBE_SKIPS = frozenset({"probe_off", "not_active", "not_fresh", "missing_requires"})
 """Why a connector was not probed (``details["probe_skipped"]``): a closed vocabulary."""

@@ -1,6 +1,6 @@
 """The scheduler: one fenced leader enqueues due crawls durably, then hands their ids to the broker.
 
-Every tick (DESIGN §7):
+Every tick (docs/run-a-fleet.md#how-a-crawl-is-scheduled-run-and-made-safe):
 
 1. **lease** — renew the ``scheduler`` lease, or try to take it; a process that does not hold it
    does nothing else this tick. Any number of schedulers may run; one leads.
@@ -38,7 +38,8 @@ from typing import Protocol
 
 import structlog
 
-from rareindex_connectors import Clock, ConnectorMeta, SystemClock
+from rareindex_connectors import ConnectorMeta
+from rareindex_connectors.runtime import Clock, SystemClock
 
 from .storage import Engine
 from .storage.connector_status import StatusNote, status_notes

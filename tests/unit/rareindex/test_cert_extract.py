@@ -1,4 +1,5 @@
-"""Cert numbers in titles, per DOMAIN §1.2: every rule on its own, then every fake market title.
+"""Cert numbers in titles, per docs/certificates.md#1-attribution-rules: every rule on its own, then
+every fake market title.
 
 Rules: attribution within 4 tokens of a grader token or ``Cert#``; exclusions (card numbers,
 serials, years, item ids, UPC/EAN); negation and speculation keep the number without a grader;

@@ -26,7 +26,7 @@ from rareindex_connectors import (
     parse_normalized,
 )
 
-# One realistic record of each kind (DOMAIN §1.3 grades, §3 observation fields).
+# One realistic record of each kind (docs/domain.md: grade scales, observations).
 SALE: dict[str, Any] = {
     "kind": "sale",
     "external_id": "ebay-325871234567",

@@ -1,4 +1,5 @@
-"""Grades on each grader's scale, found in a title next to their grader token (DOMAIN §1.3).
+"""Grades on each grader's scale, found in a title next to their grader token
+(docs/domain.md#grade-scales).
 
 :func:`find_grades` is the part of :func:`.titles.lift_grading` that knows the scales: it finds
 every grader token, reads the grade beside it (``PSA 10``, ``PSA GEM MT 10``, ``BGS 9.5``,

@@ -1,4 +1,5 @@
-"""Shopify storefront ``/products.json`` → one :class:`Listing` per **variant** (DOMAIN §6.1).
+"""Shopify storefront ``/products.json`` → one :class:`Listing` per **variant**
+(docs/domain.md#store-feeds).
 
 * ``external_id`` = ``"<product_id>:<variant_id>"``; ``title`` = product title, plus ``" - "`` and
   the variant title unless it is ``"Default Title"``; ``url`` =

@@ -5,9 +5,9 @@ A feed adapter either returns a :class:`FeedPage` or raises :class:`ParseError`;
 value silently. A barcode with a bad check digit is not an error in the payload (stores type them by
 hand), so it is left out of the identifiers and reported as a :class:`FeedNote` instead.
 
-Barcode rules (DOMAIN §2): 12 digits → UPC-A (17 with a comic's 5-digit add-on); 13 digits →
-JAN when it starts 45/49, ISBN when it starts 978/979, EAN otherwise; 10 characters with an ISBN-10
-check → ISBN. Spaces and hyphens are ignored.
+Barcode rules (docs/domain.md#collectible-identity): 12 digits → UPC-A (17 with a comic's 5-digit
+add-on); 13 digits → JAN when it starts 45/49, ISBN when it starts 978/979, EAN otherwise; 10
+characters with an ISBN-10 check → ISBN. Spaces and hyphens are ignored.
 
 Example:
     >>> identifiers_from(sku="PKM-BS-4", barcode="4521329239590")[0].jan

@@ -1,4 +1,4 @@
-"""Grades, raw condition and red flags lifted out of a listing title (DOMAIN §1.2, §1.3, §2).
+"""Grades, raw condition and red flags lifted out of a listing title (docs/domain.md).
 
 :func:`lift_grading` reads a title the way a careful buyer would:
 
@@ -10,13 +10,14 @@
   ``comp``, ``crossed from BGS 9.5``) does not describe this item: it gives no grade, the flag
   ``negated_grade``/``speculative_grade``, and ``negated=True``. Another, affirmative grade in the
   same title still counts (``PSA 10 crossed from BGS 9.5`` is a PSA 10, flagged).
-* two different affirmative grades give no grade and ``multiple_grades`` (DOMAIN §1.2 rule 5).
+* two different affirmative grades give no grade and ``multiple_grades``
+  (docs/certificates.md#1-attribution-rules, rule 5).
 * ``condition`` is read for raw items only (``None`` when a grade was found) and normalized to one
   of :data:`CONDITIONS`; grade label words (``PSA 10 GEM MINT``) are never read as a condition,
   nor are ``US Mint``, ``mint mark`` or Pokémon ``120 HP``.
 * lots, reprints, customs, redemptions, sealed product and best-offer asks are flagged from the
-  rules in ``_FLAG_RULES`` (DOMAIN §2 "Reject or flag"). ``Topps Tribute`` is a product line, not
-  a tribute reprint; ``Lot #245:`` is an auction lot number, not a lot.
+  rules in ``_FLAG_RULES`` (docs/domain.md#title-noise-and-red-flags). ``Topps Tribute`` is a
+  product line, not a tribute reprint; ``Lot #245:`` is an auction lot number, not a lot.
 
 * the **edition** a card title names (``1st Edition``, ``Shadowless``, ``Unlimited``; see
   :data:`EDITIONS`), for a catalog that does not tell its print runs apart: it becomes part of

@@ -1,4 +1,5 @@
-"""WooCommerce Store API ``/wp-json/wc/store/v1/products`` → :class:`Listing` (DOMAIN §6.2).
+"""WooCommerce Store API ``/wp-json/wc/store/v1/products`` → :class:`Listing`
+(docs/domain.md#store-feeds).
 
 * Prices are **minor-unit strings** read with the payload's own ``prices.currency_minor_unit``
   (``"1105"`` with 2 is 11.05; ``"11050"`` with 3 is 11.050). The unit is never assumed: without it

@@ -1,12 +1,12 @@
 """The auction house's sales and lots (:mod:`.auction` serves them): hammer, premium, realised.
 
-Three closed sales: ``7041`` (sports and TCG, New York, USD, 20% buyer's premium), ``7042``
-(TCG and comics, Paris, EUR, 25%) and ``7043`` (US coins, Dallas, USD, 20%). Hammer prices fall on
-bid increments; the premium is a percentage of the hammer; the price realised is their sum
-(DOMAIN §3). A few lots pass unsold. One lot of sale 7041 is a *group lot* of three slabs
-(:attr:`Lot.is_group`), marked up as an ``AggregateOffer`` with one offer per slab; three lot
-pages carry JSON-LD with a trailing comma (:attr:`Lot.broken_jsonld`), and the broken pages and
-every third page repeat the offer as microdata (:attr:`Lot.microdata`).
+Three closed sales: ``7041`` (sports and TCG, New York, USD, 20% buyer's premium), ``7042`` (TCG and
+comics, Paris, EUR, 25%) and ``7043`` (US coins, Dallas, USD, 20%). Hammer prices fall on bid
+increments; the premium is a percentage of the hammer; the price realised is their sum
+(docs/domain.md#observations-and-prices). A few lots pass unsold. One lot of sale 7041 is a *group
+lot* of three slabs (:attr:`Lot.is_group`), marked up as an ``AggregateOffer`` with one offer per
+slab; three lot pages carry JSON-LD with a trailing comma (:attr:`Lot.broken_jsonld`), and the
+broken pages and every third page repeat the offer as microdata (:attr:`Lot.microdata`).
 """
 
 from __future__ import annotations

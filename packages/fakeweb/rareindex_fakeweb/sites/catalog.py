@@ -1,4 +1,4 @@
-"""The catalog: collectible identities (DOMAIN §2), generated from a seed.
+"""The catalog: collectible identities (docs/domain.md#collectible-identity), generated from a seed.
 
 An :class:`Item` is everything that names an asset *except* its grade: a sports card (year,
 manufacturer, product, card number, player, parallel, print run, RC / Bowman 1st), a Pokémon card

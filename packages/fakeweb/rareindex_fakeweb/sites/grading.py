@@ -1,10 +1,10 @@
-"""Grades and certificate numbers, in each grader's scale and format (DOMAIN §1).
+"""Grades and certificate numbers, in each grader's scale and format (docs/domain.md#grade-scales).
 
 A :class:`Grade` is the variant part of a copy: grader (``None`` = raw), grade, qualifier, label
 type, BGS subgrades, CGC page quality, coin designation, and the certificate number as the grader
-prints it. Cert formats follow DOMAIN §1.1: PSA 8 or 9 digits, BGS 10 digits with leading zeros, CGC
-10 digits (cards sometimes ``4321000-001``), SGC 7 digits, PCGS 8 digits, NGC ``3193674-002``.
-Every cert is unique across graders once dashes are removed.
+prints it. Cert formats follow docs/domain.md#certificate-formats: PSA 8 or 9 digits, BGS 10 digits
+with leading zeros, CGC 10 digits (cards sometimes ``4321000-001``), SGC 7 digits, PCGS 8 digits,
+NGC ``3193674-002``. Every cert is unique across graders once dashes are removed.
 """
 
 from __future__ import annotations

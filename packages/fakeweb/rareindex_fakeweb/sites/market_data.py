@@ -1,7 +1,8 @@
 """The marketplace's listings (:mod:`.market` serves them), titled with real-world noise.
 
 Each listing sells one world copy (or a lot of several copies of its item). Titles carry the noise
-DOMAIN §1.2 and §2 list, and :attr:`Listing.flags` records which kinds each one got:
+docs/domain.md#title-noise-and-red-flags lists, and :attr:`Listing.flags` records which kinds each
+one got:
 
 ``emoji`` (🔥💎📈🚀), ``hype`` (``L@@K``, ``INVEST``, ``HOF``, ``RARE``, ``MUST SEE``), ``lot``
 (``lot of 3``, ``(10)``, ``x10``), ``negated`` (``NOT PSA``), ``speculative`` (``PSA 10?``),

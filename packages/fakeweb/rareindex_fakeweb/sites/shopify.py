@@ -1,6 +1,6 @@
 """``cards-shop.fake.test``: a Shopify storefront selling graded and raw cards and sealed product.
 
-Paths (DOMAIN §6.1):
+Paths (docs/domain.md#store-feeds):
 
 * ``/products.json?limit=N&page=N``: ``limit`` 1 to 250 (default 30, larger values clamp to 250); a
   page past the end is ``{"products": []}``.

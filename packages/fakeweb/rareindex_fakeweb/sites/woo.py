@@ -1,5 +1,5 @@
 """``comics-woo.fake.test`` (GBP) and ``coins-woo.fake.test`` (KWD, minor unit 3): the WooCommerce
-Store API (DOMAIN §6.2).
+Store API (docs/domain.md#store-feeds).
 
 Paths:
 

@@ -1,10 +1,10 @@
 """The two WooCommerce stores' catalogues (:mod:`.woo` serves them), shaped like Store API products.
 
 ``comics-woo.fake.test`` sells comics in GBP (``currency_minor_unit`` 2); ``coins-woo.fake.test``
-sells US coins in Kuwaiti dinars, whose minor unit is **3** (``"125500"`` = 125.500 KWD). Prices
-are strings in minor units (DOMAIN §6.2). Raw comics are sometimes ``variable`` products with a
-``Condition`` attribute: the list carries only their variations' ids, and each variation (its own
-price per condition) is served by id; graded ones carry grader, grade and cert as product
+sells US coins in Kuwaiti dinars, whose minor unit is **3** (``"125500"`` = 125.500 KWD). Prices are
+strings in minor units (docs/domain.md#store-feeds). Raw comics are sometimes ``variable`` products
+with a ``Condition`` attribute: the list carries only their variations' ids, and each variation (its
+own price per condition) is served by id; graded ones carry grader, grade and cert as product
 attributes.
 
 URLs inside products use the store's configured address (``http://<host>``); the handler

@@ -3,7 +3,8 @@
 A certificate is a node of the provenance graph; each listing that showed its number is a
 sighting (an edge). The modules, each one concept, in import order:
 
-* :mod:`.extract` — reading titles and item specifics for cert mentions (pure, DOMAIN §1.2);
+* :mod:`.extract` — reading titles and item specifics for cert mentions (pure,
+  docs/certificates.md#1-attribution-rules);
 * :mod:`.views` — the pydantic views handed out (:class:`CertificateView`, :class:`SightingView`,
   :class:`CertLookupResult`, :class:`VerifySummary`);
 * :mod:`.sightings` — recording sightings from stored listings

@@ -1,4 +1,5 @@
-"""Certificate numbers in a listing title, attributed to a grader by the rules of DOMAIN §1.2.
+"""Certificate numbers in a listing title, attributed to a grader by the rules of
+docs/certificates.md#1-attribution-rules.
 
 :func:`extract_certs` is pure: a title (and optionally the listing's item specifics) in, a list of
 :class:`CertMention` out. How a number becomes a mention:
@@ -27,8 +28,9 @@ grader makes it ``ambiguous`` (flag ``conflict``). A grader's lookup URL in a ti
 Flags, a closed vocabulary: ``title``, ``specifics``, ``lookup_url``, ``cert_label``,
 ``two_graders``, ``negated``, ``speculative``, ``conflict``.
 
-:func:`title_mismatch` is the other half of the provenance rules (§1.2 rule 6): does a verified
-certificate's subject or year disagree with a listing title?
+:func:`title_mismatch` is the other half of the provenance rules
+(docs/certificates.md#4-the-mismatch-signal): does a verified certificate's subject or year disagree
+with a listing title?
 
 Example:
     >>> [m] = extract_certs("2018 Prizm Luka Doncic #280 PSA 10 GEM MINT #12345678")
@@ -67,7 +69,8 @@ GRADERS = ("PSA", "BGS", "CGC", "SGC", "PCGS", "NGC")
 Attribution = Literal["attributed", "ambiguous", "negated"]
 
 NEAR = 4
-"""How many tokens from a grader mention a number may sit and still be its cert (DOMAIN §1.2)."""
+"""How many tokens from a grader mention a number may sit and still be its cert
+(docs/certificates.md#1-attribution-rules)."""
 
 _CERT = r"[0-9]{7,10}(?:-[0-9]{3})?"
 r"""ASCII digits only: ``\d`` would also take Arabic-Indic and other scripts' digits, and no
@@ -183,8 +186,8 @@ def parse_grader(text: str) -> str | None:
 
 
 def candidates_for(number: str) -> tuple[str, ...]:
-    """Graders whose cert shape fits ``number``, most likely first (DOMAIN §1.1; the reported
-    ranges overlap, so this orders verification and never settles a grader)."""
+    """Graders whose cert shape fits ``number``, most likely first (the reported ranges overlap,
+    so this orders verification and never settles a grader: docs/domain.md#certificate-formats)."""
     digits = cert_key(number)
     if "-" in number:
         return ("NGC", "CGC")
@@ -344,7 +347,8 @@ def _merge(mentions: list[CertMention]) -> CertMention:
 
 
 def extract_certs(title: str, specifics: Mapping[str, str] | None = None) -> list[CertMention]:
-    """Every cert number in ``title`` (and the item ``specifics``), attributed per DOMAIN §1.2.
+    """Every cert number in ``title`` (and the item ``specifics``), attributed per
+    docs/certificates.md#1-attribution-rules.
 
     One mention per number (the stored form, :attr:`CertMention.key`), in title order, the
     specifics' number last when the title does not show it.

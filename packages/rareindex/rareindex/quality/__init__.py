@@ -1,6 +1,6 @@
 """Data quality for the normalizer: rules, price anomalies, field presence and schema drift.
 
-Everything here is pure (no database): it flags, it never deletes (DOMAIN §3, "Anomalies").
+Everything here is pure (no database): it flags, it never deletes (docs/domain.md#anomalies).
 
 * :mod:`.rules` — rules before statistics: :func:`rule_flags` reads a record and its title for
   lots, reprints, customs, redemptions, sealed product, doubtful grades and hidden prices;

@@ -1,6 +1,6 @@
 """Robust price outliers of one variant's window: flags with a reason code, never deletions.
 
-DOMAIN §3 ("Anomalies"): prices are compared on a log scale (a $10 card selling for $100 is as odd
+docs/domain.md#anomalies: prices are compared on a log scale (a $10 card selling for $100 is as odd
 as a $1,000 card selling for $10,000), one variant and one currency at a time.
 
 * ``robust_z`` — the modified z-score ``M = 0.6745·(x - median) / MAD`` of the log price, where MAD

@@ -1,6 +1,6 @@
 """Rules before statistics: what a record says about itself that keeps it out of the index.
 
-DOMAIN §3 ("Anomalies") puts rules ahead of any outlier test: a lot, a reprint, a custom card, a
+docs/domain.md#anomalies puts rules ahead of any outlier test: a lot, a reprint, a custom card, a
 redemption, sealed product or a hidden Best Offer price is not a sale of one graded copy at a
 known price, so it must never reach the price statistics. :func:`rule_flags` reads a normalized
 record (its fields, the flags its connector stated, and its title through the SDK's

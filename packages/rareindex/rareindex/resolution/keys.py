@@ -1,4 +1,4 @@
-"""Canonical keys: one spelling per asset and per variant (DOMAIN §2).
+"""Canonical keys: one spelling per asset and per variant (docs/domain.md#collectible-identity).
 
 The asset key is the identity without the grade; the variant key adds
 ``(grader, grade, qualifier, label_type, autograph_grade)``, with ``raw`` for an ungraded copy.

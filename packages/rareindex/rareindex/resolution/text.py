@@ -1,4 +1,5 @@
-"""Title text as tokens: folded, noise-free and shaped for identity checks (DOMAIN §2).
+"""Title text as tokens: folded, noise-free and shaped for identity checks
+(docs/domain.md#title-noise-and-red-flags).
 
 :func:`tokenize` folds a title (NFKC, accents dropped, case-folded, emoji and most punctuation
 gone) into :class:`Tokens`:

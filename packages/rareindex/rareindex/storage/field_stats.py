@@ -1,10 +1,10 @@
-"""``connector_field_stats``: daily field-presence counters per connector (schema drift, §6).
+"""``connector_field_stats``: daily field-presence counters per connector (schema drift).
 
 The normalizer counts a batch (:func:`rareindex.quality.count_fields`) and adds it to the day's
 counters. Adding is an upsert that sums (``present = present + excluded.present``), so concurrent
 normalizers of one connector never lose an increment. Adding is not idempotent by itself: count
 only the records a batch newly stored, in the transaction that stores them, and a replay (which
-stores nothing new, §9.3) adds nothing.
+stores nothing new, invariant 3 of docs/architecture.md) adds nothing.
 
 Example:
     >>> with engine.begin() as conn:                                        # doctest: +SKIP

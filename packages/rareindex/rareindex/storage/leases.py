@@ -2,8 +2,9 @@
 
 A lease is a row of ``leases``: holder, expiry and a **fencing token**. Acquiring a free or expired
 lease increments the token; renewing a live lease keeps it. A holder does its work in one
-transaction that begins with :func:`holds` — the token still matches and the lease has not expired
-— so a holder that stalled past its expiry and was replaced commits nothing (DESIGN §9 inv. 7).
+transaction that begins with :func:`holds` — the token still matches and the lease has not expired —
+so a holder that stalled past its expiry and was replaced commits nothing (invariant 7 of
+docs/architecture.md).
 
 :func:`holds` closes the race between the check and the commit on each dialect:
 
