@@ -8,6 +8,9 @@ RareIndexError
   UnknownCurrencyError a currency code without ECB reference rates: lists the supported codes
   FxFileError          an FX file to load that is not an ECB history (zip or csv): says why
   LookupRefused        a cert or listing lookup that cannot be done: .reason says why
+  InvalidWatchlist     a watchlist that names nothing or sets an impossible condition
+  NotFound             a watchlist or review item that does not exist (for this principal)
+  ReviewConflict       a review decision on an item already decided
 ```
 
 Every ``RareIndexError`` message is one line a newcomer can act on; the CLI prints it without a
@@ -23,9 +26,12 @@ __all__ = [
     "DatabaseError",
     "FxFileError",
     "ImmutableRecordError",
+    "InvalidWatchlist",
     "LookupReason",
     "LookupRefused",
+    "NotFound",
     "RareIndexError",
+    "ReviewConflict",
     "UnknownCurrencyError",
 ]
 
@@ -72,3 +78,16 @@ class LookupRefused(RareIndexError):
     def __init__(self, reason: LookupReason, message: str) -> None:
         super().__init__(message)
         self.reason: LookupReason = reason
+
+
+class InvalidWatchlist(RareIndexError):
+    """A watchlist that cannot be stored: it names nothing, or a condition is impossible."""
+
+
+class NotFound(RareIndexError):
+    """A watchlist or review item that does not exist — or belongs to another principal, which
+    is told the same, so ids of others' watchlists are never confirmed."""
+
+
+class ReviewConflict(RareIndexError):
+    """A review decision on an item that was already accepted or rejected."""

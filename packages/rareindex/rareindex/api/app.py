@@ -32,6 +32,7 @@ from .body_guard import BodyGuard
 from .errors import install_error_handlers
 from .routes import admin, certificates, health
 from .routes import pricing as pricing_routes
+from .routes import watchlists as watchlist_routes
 from .routes.connector_status import router as status_router
 from .state import ApiState, Requeue
 
@@ -151,5 +152,6 @@ def create_app(
         app.include_router(router)
     app.include_router(status_router)
     app.include_router(pricing_routes.router)
+    app.include_router(watchlist_routes.router)
     _document_guards(app)
     return app

@@ -40,6 +40,7 @@ from . import (
     report_cmd,
     resolve_cmd,
     tokens_cmd,
+    watchlists_cmd,
 )
 
 __all__ = ["app", "main"]
@@ -60,6 +61,7 @@ app.add_typer(tokens_cmd.app, name="tokens")
 app.add_typer(fx_cmd.app, name="fx")
 app.add_typer(index_cmd.app, name="index")
 app.add_typer(deadletters_cmd.app, name="deadletters")
+app.add_typer(watchlists_cmd.app, name="watchlists")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)
 app.command("fakeweb")(fakeweb_cmd.fakeweb)

@@ -40,6 +40,8 @@ PREFIXES = frozenset(
         "nws",
         "crt",
         "sig",
+        "wch",
+        "rev",
     }
 )
 

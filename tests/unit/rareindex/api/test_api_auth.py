@@ -40,6 +40,9 @@ API_ROUTES = [
     ("GET", "/api/indices"),
     ("GET", "/api/indices/{index_id}"),
     ("GET", "/api/baskets/index"),
+    ("GET", "/api/watchlists"),
+    ("POST", "/api/watchlists"),
+    ("DELETE", "/api/watchlists/{watchlist_id}"),
 ]
 
 

@@ -3,7 +3,8 @@
 Grouped by concept: :mod:`.registry` (connectors and their runtime state), :mod:`.raw` (immutable
 captures), :mod:`.canonical` (the asset graph), :mod:`.observations` (sales, listings, lots…),
 :mod:`.provenance` (certificates), :mod:`.fx` (rates and the multi-currency views),
-:mod:`.coordination` (leases and the run-queue indexes) and :mod:`.access` (admin API tokens).
+:mod:`.coordination` (leases and the run-queue indexes), :mod:`.access` (admin API tokens)
+and :mod:`.watchlists`.
 """
 
 from ._base import metadata
@@ -36,6 +37,7 @@ from .registry import (
     crawl_state,
     sources,
 )
+from .watchlists import watchlists
 
 PARTITIONED_TABLES: dict[str, str] = {
     "raw_records": "fetched_at",
@@ -91,4 +93,5 @@ __all__ = [
     "sales",
     "sets",
     "sources",
+    "watchlists",
 ]
