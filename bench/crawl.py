@@ -175,7 +175,7 @@ def _prepare(db_url: str, connector: Any) -> Any:
 def _stack(port: int) -> Any:
     from rareindex.fetching import build_fetch_stack
     from rareindex.settings import Settings
-    from rareindex_connectors import PolicySet
+    from rareindex_connectors.runtime import PolicySet
 
     address = f"127.0.0.1:{port}"
     settings = Settings(  # type: ignore[call-arg]

@@ -80,7 +80,7 @@ async def _bounded(concurrency: int, jobs: list[tuple[str, str]], one) -> int:  
 
 
 def run_router(port: int, pages: int, concurrency: int) -> int:
-    from rareindex_connectors import (
+    from rareindex_connectors.runtime import (
         ApiEngine,
         HostGates,
         MemoryGateBackend,

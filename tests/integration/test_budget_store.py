@@ -25,10 +25,9 @@ from rareindex_connectors import (
     ConnectorMeta,
     CrawlContext,
     FetchResult,
-    PolicySet,
     RawRecordInput,
-    SafeResolver,
 )
+from rareindex_connectors.runtime import PolicySet, SafeResolver
 from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web
 

@@ -47,7 +47,8 @@ from rareindex.storage.schema import (
     sales,
     sets,
 )
-from rareindex_connectors import CatalogItem, PolicySet
+from rareindex_connectors import CatalogItem
+from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.catalog import world_catalog

@@ -44,11 +44,11 @@ from rareindex_connectors import (
     ConnectorMeta,
     CrawlContext,
     NormalizedRecord,
-    PolicySet,
     RawRecord,
     RawRecordInput,
     parse_normalized,
 )
+from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.grader import Certificate, cert_record, grader_data

@@ -31,11 +31,10 @@ from rareindex_connectors import (
     ConnectorHealth,
     ConnectorMeta,
     CrawlContext,
-    PolicySet,
     RawRecordInput,
-    SafeResolver,
     TransientFetchError,
 )
+from rareindex_connectors.runtime import PolicySet, SafeResolver
 from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web
 

@@ -20,7 +20,7 @@ from rareindex.settings import REPO_ROOT, Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import raw_records
-from rareindex_connectors import PolicySet
+from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.fake_firecrawl import create_fake_firecrawl_app

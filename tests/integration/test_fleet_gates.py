@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from rareindex_connectors import RedisGateBackend
+from rareindex_connectors.runtime import RedisGateBackend
 from rareindex_fakeweb.sites.robots_hosts import CRAWL_DELAY_S
 from rareindex_fakeweb.sites.robots_hosts import HOST as ROBOTS_HOST
 from tests.integration.fetch_helpers import running_fake_web

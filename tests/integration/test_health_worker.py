@@ -39,16 +39,14 @@ from rareindex.storage.field_stats import add_field_stats
 from rareindex.storage.health_store import list_health
 from rareindex.storage.schema import connector_health, connector_runs, connectors, costs
 from rareindex.storage.tokens import create_token
-from rareindex_connectors import (
+from rareindex_connectors import Connector, RawRecordInput, TransientFetchError
+from rareindex_connectors.runtime import (
     ApiEngine,
-    Connector,
     HostGates,
     MemoryGateBackend,
-    RawRecordInput,
     RedisGateBackend,
     Router,
     SafeResolver,
-    TransientFetchError,
 )
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb, create_fake_firecrawl_app

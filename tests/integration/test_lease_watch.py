@@ -21,11 +21,10 @@ from rareindex_connectors import (
     ConnectorMeta,
     CrawlContext,
     NormalizedRecord,
-    PolicySet,
     RawRecord,
     RawRecordInput,
-    SafeResolver,
 )
+from rareindex_connectors.runtime import PolicySet, SafeResolver
 from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web
 

@@ -35,12 +35,12 @@ from rareindex_connectors import (
     NormalizedRecord,
     ParseError,
     PermanentFetchError,
-    PolicySet,
     PopulationReport,
     RawRecord,
     RawRecordInput,
     Sale,
 )
+from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.grader import grader_data

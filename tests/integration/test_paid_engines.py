@@ -22,27 +22,29 @@ import pytest
 from structlog.testing import capture_logs
 
 from rareindex_connectors import (
-    ApiEngine,
     Blocked,
     BudgetExhausted,
-    CostEntry,
-    Engine,
     EngineName,
     FetchError,
-    FetchRequest,
     FetchResult,
-    HostGates,
-    MemoryGateBackend,
     PermanentFetchError,
     PolicyError,
-    PolicySet,
     RateLimited,
-    Router,
-    SafeResolver,
     TransientFetchError,
     UnsafeURL,
 )
 from rareindex_connectors._engines import FirecrawlEngine, ScrapflyEngine
+from rareindex_connectors.runtime import (
+    ApiEngine,
+    CostEntry,
+    Engine,
+    FetchRequest,
+    HostGates,
+    MemoryGateBackend,
+    PolicySet,
+    Router,
+    SafeResolver,
+)
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import (
     Delay,

@@ -62,10 +62,10 @@ from rareindex_connectors import (
     NormalizedRecord,
     ParseError,
     ParseReason,
-    PolicySet,
     RawRecord,
     RawRecordInput,
 )
+from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.catalog import world_catalog

@@ -26,11 +26,11 @@ from rareindex_connectors import (
     ConnectorMeta,
     CrawlContext,
     NormalizedRecord,
-    PolicySet,
     RawRecord,
     RawRecordInput,
 )
 from rareindex_connectors._engines import FetchRequest
+from rareindex_connectors.runtime import PolicySet
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web
 

@@ -9,19 +9,13 @@ Example:
     ...                   "price": {"amount": "99.5", "currency": "usd"}}).price
     Money(amount=Decimal('99.50'), currency='USD')
 
-Everything public is re-exported here; :mod:`rareindex_connectors.testing` holds the helpers
-connector authors use in their own tests.
+This root is the contract a connector is written against: the connector and its metadata, the
+crawl context, raw and normalized records, money, scoring and the error tree. Two other public
+modules: :mod:`rareindex_connectors.runtime` is the fetch runtime the index builds (router,
+engines, gates, policies, the SSRF-checking resolver); :mod:`rareindex_connectors.testing` holds
+the helpers connector authors use in their own tests.
 """
 
-from ._challenge import (
-    ChallengeKind,
-    ChallengeVendor,
-    ChallengeVerdict,
-    challenge_from_firecrawl,
-    challenge_from_scrapfly,
-    is_challenge_page,
-)
-from ._clock import Clock, SystemClock
 from ._connector import Connector, scorer_of
 from ._context import (
     CrawlContext,
@@ -31,15 +25,6 @@ from ._context import (
     FetchResult,
     Progress,
     ResponseKind,
-)
-from ._engines import (
-    BROWSER_USER_AGENT,
-    ApiEngine,
-    Engine,
-    FetchRequest,
-    FirecrawlEngine,
-    ScrapflyEngine,
-    bot_user_agent,
 )
 from ._errors import (
     Blocked,
@@ -62,7 +47,6 @@ from ._errors import (
     UndecodableBody,
     UnsafeURL,
 )
-from ._gates import GateBackend, HostGates, MemoryGateBackend, Permit, RedisGateBackend
 from ._health import ConnectorHealth, HealthStatus
 from ._meta import Capability, ConnectorMeta, RefreshClass, refresh_interval
 from ._money import Money, currency_minor_unit
@@ -81,62 +65,42 @@ from ._normalized import (
     Sale,
     parse_normalized,
 )
-from ._policy import DomainPolicy, PolicySet, registrable_domain
 from ._raw import EngineName, RawRecord, RawRecordInput, canonical_json, content_hash
-from ._router import CostEntry, EngineStats, Router
 from ._scoring import FieldScorer, Scorer, document_score
-from ._ssrf import Resolver, SafeResolver, SystemResolver, address_problem
 from ._version import __version__
 
 __all__ = [
-    "BROWSER_USER_AGENT",
-    "ApiEngine",
     "AuctionLot",
     "Blocked",
     "BudgetExhausted",
     "Capability",
     "CatalogItem",
     "Category",
-    "ChallengeKind",
-    "ChallengeVendor",
-    "ChallengeVerdict",
     "CircuitOpen",
-    "Clock",
     "Connector",
     "ConnectorError",
     "ConnectorHealth",
     "ConnectorMeta",
-    "CostEntry",
     "CrawlContext",
     "CrawlMode",
     "CrawlOptions",
     "DNSError",
-    "DomainPolicy",
-    "Engine",
     "EngineName",
-    "EngineStats",
     "FetchError",
-    "FetchRequest",
     "FetchResult",
     "Fetcher",
     "FieldScorer",
-    "FirecrawlEngine",
-    "GateBackend",
     "Grading",
     "HealthStatus",
-    "HostGates",
     "Identifiers",
     "Listing",
-    "MemoryGateBackend",
     "Money",
     "NewsItem",
     "NormalizedRecord",
     "ParseError",
     "ParseReason",
     "PermanentFetchError",
-    "Permit",
     "PolicyError",
-    "PolicySet",
     "PopulationReport",
     "PriceObservation",
     "Progress",
@@ -144,37 +108,24 @@ __all__ = [
     "RawRecord",
     "RawRecordInput",
     "RecordKind",
-    "RedisGateBackend",
     "RefreshClass",
-    "Resolver",
     "ResponseKind",
     "ResponseTooLarge",
     "RobotsDisallowed",
     "RobotsUnavailable",
-    "Router",
-    "SafeResolver",
     "Sale",
     "Scorer",
-    "ScrapflyEngine",
-    "SystemClock",
-    "SystemResolver",
     "TLSError",
     "TransientFetchError",
     "TruncatedBody",
     "UndecodableBody",
     "UnsafeURL",
     "__version__",
-    "address_problem",
-    "bot_user_agent",
     "canonical_json",
-    "challenge_from_firecrawl",
-    "challenge_from_scrapfly",
     "content_hash",
     "currency_minor_unit",
     "document_score",
-    "is_challenge_page",
     "parse_normalized",
     "refresh_interval",
-    "registrable_domain",
     "scorer_of",
 ]

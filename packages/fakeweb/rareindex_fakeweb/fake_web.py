@@ -50,7 +50,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from rareindex_connectors import Clock, SystemClock
+from rareindex_connectors.runtime import Clock, SystemClock
 
 from .servers import RENDERER_HEADER
 from .sites import SITE_HOSTS, SiteHandler, build_sites, robots_hosts

@@ -35,7 +35,6 @@ from rareindex_connectors import (
     BudgetExhausted,
     CircuitOpen,
     Connector,
-    CostEntry,
     CrawlContext,
     CrawlOptions,
     DNSError,
@@ -52,7 +51,6 @@ from rareindex_connectors import (
     ResponseKind,
     RobotsDisallowed,
     RobotsUnavailable,
-    Router,
     Scorer,
     TLSError,
     TransientFetchError,
@@ -62,6 +60,7 @@ from rareindex_connectors import (
     refresh_interval,
     scorer_of,
 )
+from rareindex_connectors.runtime import CostEntry, Router
 
 from .budget import UrlBudget
 from .fetching import FetchStack, build_fetch_stack

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rareindex_connectors import (
+from rareindex_connectors import ConnectorMeta, EngineName
+from rareindex_connectors._gates.filelock import FileGateBackend
+from rareindex_connectors.runtime import (
     ApiEngine,
-    ConnectorMeta,
     CostEntry,
-    EngineName,
     FirecrawlEngine,
     GateBackend,
     HostGates,
@@ -35,7 +35,6 @@ from rareindex_connectors import (
     SafeResolver,
     ScrapflyEngine,
 )
-from rareindex_connectors._gates.filelock import FileGateBackend
 
 from .errors import ConfigError
 from .settings import Settings

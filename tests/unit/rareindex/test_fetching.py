@@ -7,8 +7,8 @@ from pathlib import Path
 
 from rareindex.fetching import build_fetch_stack
 from rareindex.settings import Settings
-from rareindex_connectors import RedisGateBackend
 from rareindex_connectors._gates.filelock import FileGateBackend
+from rareindex_connectors.runtime import RedisGateBackend
 
 
 def settings(**values: object) -> Settings:

@@ -14,13 +14,10 @@ import httpx
 import pytest
 
 from rareindex_connectors import (
-    ApiEngine,
     DNSError,
     FetchError,
     PermanentFetchError,
     PolicyError,
-    PolicySet,
-    SafeResolver,
     TLSError,
     TransientFetchError,
     TruncatedBody,
@@ -30,6 +27,7 @@ from rareindex_connectors import (
 from rareindex_connectors._engines import FetchRequest
 from rareindex_connectors._engines.api import DEFAULT_CONTACT
 from rareindex_connectors._version import __version__
+from rareindex_connectors.runtime import ApiEngine, PolicySet, SafeResolver
 
 URL = "https://shop.example/products.json"
 HOST = "shop.example"

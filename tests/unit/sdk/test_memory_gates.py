@@ -8,15 +8,8 @@ import time
 
 import pytest
 
-from rareindex_connectors import (
-    BudgetExhausted,
-    CircuitOpen,
-    DomainPolicy,
-    HostGates,
-    MemoryGateBackend,
-    RateLimited,
-    TransientFetchError,
-)
+from rareindex_connectors import BudgetExhausted, CircuitOpen, RateLimited, TransientFetchError
+from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend
 
 
 def test_two_event_loops_in_two_threads_share_one_concurrency_cap() -> None:

@@ -1,4 +1,5 @@
-"""Guards the public surface of ``rareindex_connectors``.
+"""Guards the public surfaces of ``rareindex_connectors``: the root (the connector contract) and
+``rareindex_connectors.runtime`` (the fetch runtime).
 
 Adding or removing a public name is a deliberate act: update EXPECTED here in the same change.
 """
@@ -67,25 +68,31 @@ EXPECTED = {
     "RawRecordInput",
     "canonical_json",
     "content_hash",
-    # challenge detection
+    # scoring and the remaining fetch errors
+    "FieldScorer",
+    "ResponseTooLarge",
+    "RobotsDisallowed",
+    "RobotsUnavailable",
+    "Scorer",
+    "UnsafeURL",
+    "document_score",
+    # version
+    "__version__",
+}
+
+RUNTIME_EXPECTED = {
+    "ApiEngine",
+    "BROWSER_USER_AGENT",
     "ChallengeKind",
     "ChallengeVendor",
     "ChallengeVerdict",
-    "challenge_from_firecrawl",
-    "challenge_from_scrapfly",
-    "is_challenge_page",
-    # fetching: policy, gates, engines, router, SSRF
-    "ApiEngine",
-    "BROWSER_USER_AGENT",
     "Clock",
     "CostEntry",
     "DomainPolicy",
     "Engine",
     "EngineStats",
     "FetchRequest",
-    "FieldScorer",
     "FirecrawlEngine",
-    "ScrapflyEngine",
     "GateBackend",
     "HostGates",
     "MemoryGateBackend",
@@ -93,22 +100,19 @@ EXPECTED = {
     "PolicySet",
     "RedisGateBackend",
     "Resolver",
-    "ResponseTooLarge",
-    "RobotsDisallowed",
-    "RobotsUnavailable",
     "Router",
     "SafeResolver",
-    "Scorer",
+    "ScrapflyEngine",
     "SystemClock",
     "SystemResolver",
-    "UnsafeURL",
     "address_problem",
     "bot_user_agent",
-    "document_score",
+    "challenge_from_firecrawl",
+    "challenge_from_scrapfly",
+    "is_challenge_page",
     "registrable_domain",
-    # version
-    "__version__",
 }
+"""``rareindex_connectors.runtime``: the fetch runtime the index builds, apart from the contract."""
 
 # The private modules whose ``__all__`` the package re-exports.
 REEXPORTING_MODULES = (
@@ -160,14 +164,14 @@ def test_no_public_attribute_is_missing_from_all() -> None:
 
 
 def test_public_submodules_are_only_the_expected_ones() -> None:
-    # ``testing``, ``adapters`` and ``stores`` are public subpackages, imported on demand;
+    # ``testing``, ``adapters``, ``runtime`` and ``stores`` are public submodules, imported on demand;
     # nothing else public is a module.
     modules = {
         name
         for name, value in vars(rareindex_connectors).items()
         if not name.startswith("_") and isinstance(value, types.ModuleType)
     }
-    assert modules <= {"adapters", "stores", "testing"}
+    assert modules <= {"adapters", "runtime", "stores", "testing"}
 
 
 def test_every_private_module_export_is_re_exported() -> None:
@@ -238,3 +242,18 @@ def test_testing_holds_only_what_a_connector_author_uses() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == "[]"
+
+
+def test_the_runtime_surface_is_pinned_and_apart_from_the_contract() -> None:
+    runtime = importlib.import_module("rareindex_connectors.runtime")
+    names = list(runtime.__all__)
+    assert names == sorted(names, key=_isort_key)
+    assert set(names) == RUNTIME_EXPECTED, "runtime names changed: update RUNTIME_EXPECTED"
+    assert [n for n in names if not hasattr(runtime, n)] == []
+    assert set(names) & set(rareindex_connectors.__all__) == set(), "a name has one home"
+    public = {
+        name
+        for name, value in vars(runtime).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert public - set(names) == set()

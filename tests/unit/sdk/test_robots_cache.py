@@ -9,16 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from rareindex_connectors import (
-    DomainPolicy,
-    HostGates,
-    MemoryGateBackend,
-    PolicyError,
-    PolicySet,
-    RobotsUnavailable,
-)
+from rareindex_connectors import PolicyError, RobotsUnavailable
 from rareindex_connectors._robots import RETRY_UNAVAILABLE_S, RobotsCache, robots_delay
 from rareindex_connectors.adapters import RobotsRules
+from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend, PolicySet
 
 ORIGIN = "https://shop.example"
 

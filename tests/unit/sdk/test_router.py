@@ -9,16 +9,14 @@ import structlog
 
 from rareindex_connectors import (
     Blocked,
-    CostEntry,
     FetchResult,
     FieldScorer,
     PermanentFetchError,
     PolicyError,
-    PolicySet,
     RateLimited,
-    Router,
     UnsafeURL,
 )
+from rareindex_connectors.runtime import CostEntry, PolicySet, Router
 from rareindex_connectors.testing.fake_engine import FakeEngine
 
 URL = "https://shop.example/products/1.json"

@@ -21,7 +21,7 @@ from typing import Any
 import structlog
 from fastapi import FastAPI, Request, Response
 
-from rareindex_connectors import HostGates, MemoryGateBackend, RedisGateBackend
+from rareindex_connectors.runtime import HostGates, MemoryGateBackend, RedisGateBackend
 
 from .._version import __version__
 from ..fetching import load_policies

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from rareindex_connectors import DomainPolicy, HostGates
+from rareindex_connectors.runtime import DomainPolicy, HostGates
 
 from .schemas import Breaker
 

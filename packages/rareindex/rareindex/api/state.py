@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from rareindex_connectors import HostGates, PolicySet
+from rareindex_connectors.runtime import HostGates, PolicySet
 
 from ..fetching import FetchStack, build_fetch_stack
 from ..registry import Registry, load_registry

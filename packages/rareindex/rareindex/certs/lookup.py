@@ -24,13 +24,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from rareindex_connectors import (
-    Connector,
-    PermanentFetchError,
-    RawRecordInput,
-    SafeResolver,
-    UnsafeURL,
-)
+from rareindex_connectors import Connector, PermanentFetchError, RawRecordInput, UnsafeURL
+from rareindex_connectors.runtime import SafeResolver
 
 from ..check import as_raw
 from ..errors import LookupRefused

@@ -21,7 +21,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Engine, and_, func, or_, select, update
 
-from rareindex_connectors import CostEntry, RawRecordInput
+from rareindex_connectors import RawRecordInput
+from rareindex_connectors.runtime import CostEntry
 
 from ..errors import RareIndexError
 from .crawl_state import UrlState, save_states

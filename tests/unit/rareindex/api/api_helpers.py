@@ -33,7 +33,7 @@ from rareindex.storage.schema import (
     sources,
 )
 from rareindex.storage.tokens import create_token
-from rareindex_connectors import HostGates, MemoryGateBackend
+from rareindex_connectors.runtime import HostGates, MemoryGateBackend
 
 MARKET_PATTERN = r"^https?://market\.fake\.test(?::\d+)?/itm/(\d{6,20})/?(?:[?#].*)?$"
 SHOP_PATTERN = r"^http://cards\-shop\.fake\.test/products/"

@@ -21,7 +21,8 @@ from rareindex.storage.schema import (
     raw_records,
 )
 from rareindex.storage.tokens import create_token
-from rareindex_connectors import DomainPolicy, HostGates, MemoryGateBackend, TransientFetchError
+from rareindex_connectors import TransientFetchError
+from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend
 from tests.unit.rareindex.api.api_helpers import make_app, seed
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
