@@ -8,9 +8,9 @@ that has not been heard from for ``RI_BROKER_HEARTBEAT_SECONDS`` (30 s) is dead,
 it had prefetched are handed back to the queue by the next worker's maintenance (run on
 :data:`MAINTENANCE_CHANCE` of commands).
 
-Example:
+Example (not run as a doctest: it installs the process's global broker):
     >>> broker = configure_broker(Settings(_env_file=None))   # doctest: +SKIP
-    >>> type(broker).__name__
+    >>> type(broker).__name__                                 # doctest: +SKIP
     'StubBroker'
 """
 

@@ -1,7 +1,8 @@
 """Citations stay inside the repository: code and docs point at `docs/…md#section`, and those exist.
 
 Design notes that are not in the repository used to be cited by section number (the design's
-section 7, the domain brief's 1.2); what the code needs from them lives in ``docs/`` now (``docs/domain.md``, ``docs/architecture.md``).
+section 7, the domain brief's 1.2); what the code needs from them lives in ``docs/`` now
+(``docs/domain.md``, ``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -36,9 +37,7 @@ def _slug(heading: str) -> str:
 
 
 def _anchors(doc: Path) -> set[str]:
-    return {
-        _slug(m[1]) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*$", doc.read_text(), re.MULTILINE)
-    }
+    return {_slug(m[1]) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*$", doc.read_text(), re.MULTILINE)}
 
 
 def test_nothing_cites_design_notes_outside_the_repository() -> None:

@@ -25,7 +25,7 @@ through :meth:`CrawlContext.robots`.
 
 Example:
     >>> import asyncio
-    >>> from rareindex_connectors import DomainPolicy
+    >>> from rareindex_connectors.runtime import DomainPolicy
     >>> async def read(url):
     ...     return 200, b"User-agent: *\\nDisallow: /cart\\nCrawl-delay: 3\\n"
     >>> cache = RobotsCache()

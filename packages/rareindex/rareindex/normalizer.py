@@ -17,7 +17,7 @@
 
 Example:
     >>> summary = normalize_raw(engine, registry, raw_ids, blobs=blobs)   # doctest: +SKIP
-    >>> summary.records, summary.failed
+    >>> summary.records, summary.failed                                   # doctest: +SKIP
     (1673, 0)
 """
 

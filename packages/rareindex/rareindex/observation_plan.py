@@ -8,7 +8,8 @@ sold lot's sale is built from the lot as merged in the database.
 
 Example:
     >>> plan = RowPlan()                                            # doctest: +SKIP
-    >>> plan_rows(plan, record, RecordContext(row, "house", asset_id, variant_id, ()), None)
+    >>> context = RecordContext(row, "house", asset_id, variant_id, ())  # doctest: +SKIP
+    >>> plan_rows(plan, record, context, None)                      # doctest: +SKIP
     >>> plan.flush(conn)                                            # doctest: +SKIP
 """
 

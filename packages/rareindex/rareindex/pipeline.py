@@ -6,7 +6,7 @@ anything: everything comes from stored raw records.
 
 Example:
     >>> result = process(engine, registry, raw_ids, blobs=blobs)        # doctest: +SKIP
-    >>> result.normalized.records, result.resolved.matched
+    >>> result.normalized.records, result.resolved.matched              # doctest: +SKIP
     (1842, 1824)
 """
 

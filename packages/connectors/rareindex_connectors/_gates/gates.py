@@ -1,11 +1,16 @@
 """:class:`HostGates`: what every request passes before it leaves the process.
 
 Example:
+    >>> import asyncio
+    >>> from rareindex_connectors.runtime import DomainPolicy, MemoryGateBackend
     >>> gates = HostGates(MemoryGateBackend())
-    >>> async def fetch_one():                                   # doctest: +SKIP
+    >>> async def fetch_one(policy):
     ...     async with gates.slot("shop.example", policy) as permit:
-    ...         response = await client.get(url)
-    ...         permit.outcome = "success" if response.status_code < 500 else "failure"
+    ...         status = 200  # the request is sent here: await client.get(url)
+    ...         permit.outcome = "success" if status < 500 else "failure"
+    ...     return permit.host, permit.outcome
+    >>> asyncio.run(fetch_one(DomainPolicy()))
+    ('shop.example', 'success')
 
 Waits (interval, concurrency, per-minute budget, a short ``Retry-After``) happen here, before the
 request is sent. Refusals raise from the SDK's error tree: :class:`CircuitOpen` while the breaker

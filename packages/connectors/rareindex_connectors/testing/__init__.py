@@ -12,7 +12,8 @@ APIs) is a package of its own, :mod:`rareindex_fakeweb` (distribution ``rareinde
 
 Example:
     >>> import asyncio
-    >>> from rareindex_connectors import FetchRequest, FetchResult
+    >>> from rareindex_connectors import FetchResult
+    >>> from rareindex_connectors.runtime import FetchRequest
     >>> engine = FakeEngine("api", [FetchResult(url="u", status=200, content=b"{}", engine="api")])
     >>> asyncio.run(engine.fetch(FetchRequest("https://x.test/"))).status
     200

@@ -17,7 +17,8 @@ the sales and writes the results. One concept per module:
 
 Example:
     >>> result = build_pricing(sales, variants)                         # doctest: +SKIP
-    >>> result.estimates["var_…"].value_usd, result.indices["category:sports"][-1].level
+    >>> result.estimates["var_…"].value_usd                             # doctest: +SKIP
+    >>> result.indices["category:sports"][-1].level                     # doctest: +SKIP
 """
 
 from .build import PricingResult, VariantRef, build_pricing

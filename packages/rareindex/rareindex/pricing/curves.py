@@ -17,9 +17,12 @@ than ``min_direct`` sales), from the best direct estimate of the same asset in a
 marked ``basis="derived"``, ``confidence="low"``, with ``derived_from`` naming the source.
 
 Example:
-    >>> curve = fit_grade_curve("sports", [("a1", "PSA 10", 7.6), ("a1", "PSA 9", 6.9), …])
-    >>> round(curve.ratio("PSA 10", "PSA 9"), 2)                          # doctest: +SKIP
-    2.01
+    >>> import math
+    >>> points = [("a1", "PSA 10", math.log(2000)), ("a1", "PSA 9", math.log(1000)),
+    ...           ("a2", "PSA 10", math.log(600)), ("a2", "PSA 9", math.log(290))]
+    >>> curve = fit_grade_curve("sports", points)
+    >>> curve.reference, round(curve.ratio("PSA 10", "PSA 9"), 2)
+    ('PSA 10', 2.03)
 """
 
 from __future__ import annotations

@@ -15,9 +15,16 @@ The method, in log space (prices of collectibles spread multiplicatively):
    ``medium`` with ≥ 3 sales, ≤ 90 days and ``s ≤ 0.40``; ``low`` otherwise.
 
 Example:
-    >>> est = estimate_variant(sales, as_of=datetime(2026, 6, 1, tzinfo=UTC))  # doctest: +SKIP
+    >>> from datetime import UTC, datetime
+    >>> from decimal import Decimal
+    >>> from rareindex.pricing.sales import PricedSale
+    >>> prices = [1180, 1250, 1200, 1230, 1190, 1215, 1260, 1205, 1220]
+    >>> days = [datetime(2026, 5, 1 + 3 * i, tzinfo=UTC) for i in range(len(prices))]
+    >>> sales = [PricedSale(f"s{i}", "var_1", "ast_1", "sports", day, p, Decimal(p), "USD", "fixed")
+    ...          for i, (day, p) in enumerate(zip(days, prices, strict=True))]
+    >>> est = estimate_variant(sales, as_of=datetime(2026, 6, 1, tzinfo=UTC))
     >>> round(est.value_usd), est.n_sales, est.confidence
-    (1210, 9, 'high')
+    (1215, 9, 'high')
 """
 
 from __future__ import annotations

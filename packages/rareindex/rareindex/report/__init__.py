@@ -8,7 +8,7 @@ marked and listed. See docs/report.md.
 
 Example:
     >>> path = write_report(engine, Path("data/report"), currency="EUR", top=5)  # doctest: +SKIP
-    >>> path.name
+    >>> path.name                                                                # doctest: +SKIP
     'index.html'
 """
 

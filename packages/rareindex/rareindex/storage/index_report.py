@@ -2,8 +2,8 @@
 
 Example:
     >>> with engine.connect() as conn:                         # doctest: +SKIP
-    ...     summary = index_summary(conn)
-    >>> summary.assets_seen, summary.variants
+    ...     summary = index_summary(conn)                      # doctest: +SKIP
+    >>> summary.assets_seen, summary.variants                  # doctest: +SKIP
     (612, 1252)
 """
 
