@@ -33,6 +33,11 @@ It prints, in one run:
   fresh SQLite and PostgreSQL database holding every generated sale (``--no-store`` skips it).
 
 ``--quick``: 20,000 sales and a backtest on every fourth sale (about 30 s on 2 vCPUs).
+
+The database table also times the update after a resolve batch: every sale but the newest 500
+is stored and built, then those 500 arrive and
+:func:`~rareindex.storage.pricing_store.update_after_batch` runs on the variants they touch; a
+full rebuild on every sale follows, and the two must leave identical tables.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from bench.common import console, machine, quiet_logs
 from rareindex.pricing import (
@@ -266,23 +272,41 @@ def curve_errors(truth: Truth, sales: list[PricedSale]) -> list[tuple[str, str, 
     return rows
 
 
-def store_and_rebuild(url: str, truth: Truth) -> tuple[float, float, int]:
-    """Insert every generated sale into a fresh database (seconds, not part of the build), then
-    time :func:`~rareindex.storage.pricing_store.rebuild` on it: read through the FX view, build,
-    write the three tables. Returns (insert s, rebuild s, index rows)."""
+@dataclass(frozen=True, slots=True)
+class Stored:
+    inserted: float
+    """Seconds to insert the generated sales (not part of any build)."""
+    rebuilt: float
+    """Seconds of a full rebuild on every sale."""
+    updated: float
+    """Seconds of the incremental update after the newest :data:`BATCH` sales arrived."""
+    batch: int
+    identical: bool
+    """The incremental update's tables equal the full rebuild's, row for row."""
+    points: int
+
+
+BATCH = 500
+
+
+def store_and_rebuild(url: str, truth: Truth) -> Stored:
+    """Insert every generated sale but the newest :data:`BATCH` into a fresh database (seconds,
+    not part of the build) and build the index; then insert those :data:`BATCH` sales (as one
+    resolve batch would write them) and time
+    :func:`~rareindex.storage.pricing_store.update_after_batch` on the variants they touch; then
+    time a full :func:`~rareindex.storage.pricing_store.rebuild` on every sale (read, build,
+    write) and compare the tables the two left, row for row."""
     from sqlalchemy import func, insert, select
 
     from rareindex.fx import load_ecb_rates
     from rareindex.storage import make_engine, upgrade
-    from rareindex.storage.pricing_store import rebuild
+    from rareindex.storage.pricing_store import rebuild, table_rows, update_after_batch
     from rareindex.storage.schema import (
         asset_variants,
         assets,
-        auction_lots,
         auctions,
         connectors,
         index_values,
-        sales,
         sources,
     )
 
@@ -323,8 +347,41 @@ def store_and_rebuild(url: str, truth: Truth) -> tuple[float, float, int]:
             ],
         )
         conn.execute(insert(auctions).values(id="auc_bench", source_id="bench", external_id="a"))
+    newest = sorted(truth.records, key=lambda r: (r.sold_at, r.sale_id))[-BATCH:]
+    late = {r.sale_id for r in newest}
+    earlier = [r for r in truth.records if r.sale_id not in late]
+    inserted = time.perf_counter() - started
+    inserted += _insert_sales(engine, earlier, by_id, subject)
+    rebuild(engine, base=START.date())
+    _insert_sales(engine, newest, by_id, subject)
+    started = time.perf_counter()
+    with engine.begin() as conn:
+        update_after_batch(conn, {r.variant_id or "" for r in newest})
+    updated = time.perf_counter() - started
+    with engine.connect() as conn:
+        incremental = table_rows(conn)
+    started = time.perf_counter()
+    rebuild(engine, base=START.date())
+    rebuilt = time.perf_counter() - started
+    with engine.connect() as conn:
+        full = table_rows(conn)
+        points = int(conn.execute(select(func.count()).select_from(index_values)).scalar_one())
+    engine.dispose()
+    return Stored(inserted, rebuilt, updated, len(newest), incremental == full, points)
+
+
+def _insert_sales(
+    engine: Any, records: list[SaleRecord], by_id: dict[str, VariantRef], subject: dict[str, str]
+) -> float:
+    """Insert ``records`` as sales (and auction lots); returns the seconds it took."""
+    from sqlalchemy import insert
+
+    from rareindex.storage.schema import auction_lots, sales
+
+    started = time.perf_counter()
+    with engine.begin() as conn:
         lots, rows = [], []
-        for r in truth.records:
+        for r in records:
             rows.append(
                 {
                     "id": r.sale_id,
@@ -363,14 +420,7 @@ def store_and_rebuild(url: str, truth: Truth) -> tuple[float, float, int]:
             conn.execute(insert(sales), rows[start : start + 5_000])
         for start in range(0, len(lots), 5_000):
             conn.execute(insert(auction_lots), lots[start : start + 5_000])
-    inserted = time.perf_counter() - started
-    started = time.perf_counter()
-    rebuild(engine, base=START.date())
-    rebuilt = time.perf_counter() - started
-    with engine.connect() as conn:
-        points = int(conn.execute(select(func.count()).select_from(index_values)).scalar_one())
-    engine.dispose()
-    return inserted, rebuilt, points
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -460,15 +510,29 @@ def main() -> None:
         from bench.common import scratch_postgres
 
         table = Table(title=f"rareindex index build on {len(truth.records):,} stored sales")
-        for column in ("database", "insert s (not the build)", "rebuild s", "index rows"):
+        for column in (
+            "database",
+            "insert s (not the build)",
+            "full rebuild s",
+            f"update after {BATCH} new sales s",
+            "update == full rebuild",
+            "index rows",
+        ):
             table.add_column(column, justify="right")
         with tempfile.TemporaryDirectory(prefix="ri-bench-index-") as tmp, scratch_postgres() as pg:
             targets = [("SQLite", f"sqlite:///{Path(tmp) / 'index.db'}")]
             if not args.no_postgres and not args.quick:
                 targets.append(("PostgreSQL", pg.create("index")))
             for name, url in targets:
-                inserted, rebuilt, points = store_and_rebuild(url, truth)
-                table.add_row(name, f"{inserted:.1f}", f"{rebuilt:.1f}", f"{points:,}")
+                got = store_and_rebuild(url, truth)
+                table.add_row(
+                    name,
+                    f"{got.inserted:.1f}",
+                    f"{got.rebuilt:.1f}",
+                    f"{got.updated:.2f}",
+                    "identical" if got.identical else "DIFFERENT",
+                    f"{got.points:,}",
+                )
         out.print(table)
     out.print(f"machine: {machine()}; total {time.perf_counter() - began:.0f} s")
 

@@ -8,6 +8,8 @@
   first week) and its step's standard error, unrounded (double precision), so a build resumed
   from the week of the earliest new sale continues from exactly what a full build computed;
   ``index_values.base_week``: the week the build set at 100 (NULL: the index's first week).
+* ``pricing_state``: one row, the generation of ``priced_sales`` (a new random id at each write),
+  so a process that kept its own copy of the priced sales knows whether it is still current.
 * Rows written before this revision have NULL there: the next update is a full rebuild.
 
 Revision ID: 0014
@@ -44,6 +46,17 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("sale_id", name=op.f("pk_priced_sales")),
     )
     op.create_index(op.f("ix_priced_sales_variant_id"), "priced_sales", ["variant_id"])
+    op.create_table(
+        "pricing_state",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column(
+            "generation",
+            sa.Text(),
+            nullable=False,
+            comment="a new random id at each priced_sales write",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_pricing_state")),
+    )
     # Nullable columns: ALTER TABLE ADD COLUMN on both databases, no table rebuild.
     op.add_column("index_values", sa.Column("log_level", sa.Double(), nullable=True))
     op.add_column("index_values", sa.Column("se", sa.Double(), nullable=True))
@@ -55,5 +68,6 @@ def downgrade() -> None:
     op.execute("ALTER TABLE index_values DROP COLUMN base_week")
     op.execute("ALTER TABLE index_values DROP COLUMN se")
     op.execute("ALTER TABLE index_values DROP COLUMN log_level")
+    op.drop_table("pricing_state")
     op.drop_index(op.f("ix_priced_sales_variant_id"), table_name="priced_sales")
     op.drop_table("priced_sales")

@@ -147,3 +147,20 @@ def test_rows_from_before_the_exact_state_trigger_one_full_rebuild(sqlite_engine
     assert summary is not None and summary.full
     with engine.connect() as conn:
         assert table_rows(conn) == full
+
+
+def test_a_sale_moved_to_another_variant_leaves_its_old_one(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
+    upgrade(engine)
+    seed_market(engine, weeks=WEEKS)
+    rebuild(engine)
+    with engine.begin() as conn:  # re-resolved: the batch only knows the variant it moved to
+        moved = conn.execute(select(sales.c.id).where(sales.c.variant_id == "var_5_raw")).all()[4]
+        conn.execute(update(sales).where(sales.c.id == moved.id).values(variant_id="var_5_PSA9"))
+        summary = update_after_batch(conn, {"var_5_PSA9"})
+    assert summary is not None and summary.variants == 2
+    with engine.connect() as conn:
+        incremental = table_rows(conn)
+    rebuild(engine)
+    with engine.connect() as conn:
+        assert table_rows(conn) == incremental

@@ -35,7 +35,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from .curves import GradeCurve, derive_estimates, fit_grade_curve
 from .estimates import DEFAULT_ESTIMATE, Estimate, EstimateParams, estimate_variant
@@ -43,6 +43,7 @@ from .repeat_sales import (
     DEFAULT_INDEX,
     IndexParams,
     IndexPoint,
+    pair_weeks,
     repeat_sales_index,
     sale_pairs,
     week_of,
@@ -154,8 +155,35 @@ def build_pricing(
             resume_from=previous.changed_from[key],
         )
 
+    def resumed_index(key: str, chain: list[PricedSale]) -> list[IndexPoint] | None:
+        """A category index resumed from the pairs its recomputed weeks' windows can read
+        (first sale no earlier than ``window_weeks - 1`` weeks before the first recomputed one);
+        None where that does not apply."""
+        if previous is None or key not in previous.changed_from:
+            return None
+        resume = previous.points.get(key, ())
+        since = previous.changed_from[key]
+        bounds = pair_weeks(chain)
+        if not resume or bounds is None or resume[0].week != bounds[0] or since <= bounds[0]:
+            return None
+        cutoff = max(bounds[0], since - timedelta(weeks=index_params.window_weeks - 1))
+        pairs = sale_pairs(chain, since=cutoff)
+        if not pairs:
+            return None
+        return repeat_sales_index(
+            pairs,
+            base=base,
+            start=bounds[0],
+            end=bounds[1],
+            params=index_params,
+            resume=resume,
+            resume_from=since,
+        )
+
     for category in sorted(by_category):
-        points = index_of(f"category:{category}", by_category[category], 1)
+        key = f"category:{category}"
+        resumed = resumed_index(key, by_category[category])
+        points = index_of(key, by_category[category], 1) if resumed is None else resumed
         if points:
             result.indices[f"category:{category}"] = points
     for set_id in sorted(by_set):

@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import defaultdict
@@ -57,8 +58,10 @@ __all__ = [
 ]
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def week_of(when: datetime | date) -> date:
-    """The Monday (UTC) of the ISO week of ``when``."""
+    """The Monday (UTC) of the ISO week of ``when`` (cached: an update after a resolve batch asks
+    it of every sale again)."""
     day = when.date() if isinstance(when, datetime) else when
     return day - timedelta(days=day.weekday())
 
@@ -103,16 +106,33 @@ class IndexPoint:
 DEFAULT_INDEX = IndexParams()
 
 
-def sale_pairs(sales: Iterable[PricedSale]) -> list[SalePair]:
-    """Consecutive sales of each variant as pairs (same-week pairs dropped), sorted."""
+def pair_weeks(sales: Iterable[PricedSale]) -> tuple[date, date] | None:
+    """The earliest first week and the latest second week of :func:`sale_pairs` of ``sales``
+    without forming the pairs (None: no pair): a variant sold in two weeks or more has a pair
+    leaving the week of its first sale and one arriving in the week of its last."""
+    ends: dict[str, tuple[date, date]] = {}
+    for sale in sales:
+        week = week_of(sale.sold_at)
+        low, high = ends.get(sale.variant_id, (week, week))
+        ends[sale.variant_id] = (min(low, week), max(high, week))
+    spans = [(low, high) for low, high in ends.values() if high > low]
+    if not spans:
+        return None
+    return min(low for low, _ in spans), max(high for _, high in spans)
+
+
+def sale_pairs(sales: Iterable[PricedSale], *, since: date | None = None) -> list[SalePair]:
+    """Consecutive sales of each variant as pairs (same-week pairs dropped), sorted; ``since``:
+    only the pairs whose first sale is in that week or later."""
     by_variant: dict[str, list[PricedSale]] = defaultdict(list)
     for sale in sales:
-        by_variant[sale.variant_id].append(sale)
+        if since is None or week_of(sale.sold_at) >= since:
+            by_variant[sale.variant_id].append(sale)
     pairs: list[SalePair] = []
     for variant_id in sorted(by_variant):
         chain = sorted(by_variant[variant_id], key=lambda s: (s.sold_at, s.sale_id))
-        for a, b in itertools.pairwise(chain):
-            first, second = week_of(a.sold_at), week_of(b.sold_at)
+        weeks = [week_of(s.sold_at) for s in chain]
+        for (a, first), (b, second) in itertools.pairwise(zip(chain, weeks, strict=True)):
             if second > first:
                 ratio = math.log(b.price_usd) - math.log(a.price_usd)
                 pairs.append(SalePair(variant_id, first, second, ratio))

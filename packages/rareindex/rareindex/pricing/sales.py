@@ -109,7 +109,7 @@ def exclusion_reason(record: SaleRecord) -> str | None:
         return "lot"
     if record.price_visibility == "hidden":
         return "hidden_price"
-    if excluded_from_index(record.flags):
+    if record.flags and excluded_from_index(record.flags):
         return "flagged"
     if record.anomaly_reason is not None:
         return "anomaly"

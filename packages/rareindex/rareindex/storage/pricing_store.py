@@ -26,8 +26,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import threading
+import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -35,7 +39,6 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
-    and_,
     column,
     delete,
     exists,
@@ -72,6 +75,8 @@ from .schema import (
     sales,
 )
 from .schema import priced_sales as priced_sales_table
+from .schema.pricing import pricing_state
+from .types import UTCDateTime
 
 __all__ = [
     "BuildSummary",
@@ -91,7 +96,11 @@ __all__ = [
 ]
 
 _multi_currency = table(
-    "sales_multi_currency", column("id"), column("sale_date"), column("price_usd")
+    "sales_multi_currency",
+    column("id"),
+    column("sale_date", UTCDateTime()),
+    column("currency"),
+    column("price_usd"),
 )
 
 
@@ -109,7 +118,8 @@ def sale_records(
     variant_ids: Sequence[str] | None = None,
 ) -> list[SaleRecord]:
     """Every stored sale (or one variant's, those of ``asset_ids`` or of ``variant_ids``) as the
-    index reads it, by (variant, date, id)."""
+    index reads it, by (variant, date, id). The FX view's USD prices and the auction lots'
+    premium rates are looked up apart, for the sales that need them."""
     query = (
         select(
             sales.c.id,
@@ -122,30 +132,15 @@ def sale_records(
             sales.c.price_basis,
             sales.c.price,
             sales.c.currency,
-            _multi_currency.c.price_usd,
             sales.c.buyer_premium,
-            auction_lots.c.buyer_premium_rate,
             sales.c.price_visibility,
             sales.c.is_lot,
             sales.c.flags,
+            sales.c.source_id,
+            sales.c.external_id,
         )
         .select_from(sales)
-        .join(
-            _multi_currency,
-            and_(
-                _multi_currency.c.id == sales.c.id,
-                _multi_currency.c.sale_date == sales.c.sale_date,
-            ),
-        )
         .outerjoin(assets, assets.c.id == sales.c.asset_id)
-        .outerjoin(
-            auction_lots,
-            and_(
-                sales.c.sale_type == "auction_house",
-                auction_lots.c.source_id == sales.c.source_id,
-                auction_lots.c.external_id == sales.c.external_id,
-            ),
-        )
         .order_by(sales.c.variant_id, sales.c.sale_date, sales.c.id)
     )
     if variant_id is not None:
@@ -155,32 +150,88 @@ def sale_records(
     if variant_ids is not None:
         query = query.where(sales.c.variant_id.in_(sorted(set(variant_ids))))
     anomalies = _anomalies(conn, variant_id, variant_ids)
+    rows = conn.execute(query).all()
+    whole = variant_id is None and asset_ids is None and variant_ids is None
+    foreign = sorted({r[0] for r in rows if r[9] != "USD"})
+    usd = _usd_prices(conn, None if whole else foreign)
+    hammers = sorted({r[15] for r in rows if r[6] == "auction_house"})
+    rates = _premium_rates(conn, None if whole else hammers)
     out: dict[str, SaleRecord] = {}
-    for row in conn.execute(query):
-        if row.id in out:  # a lot external id seen in two auctions: one row per sale
+    for row in rows:
+        (sale_id, variant, asset, category, set_id, sold_at, sale_type, basis, price) = row[:9]
+        currency, premium, visibility, is_lot, flags, source_id, external_id = row[9:]
+        if sale_id in out:
             continue
-        out[row.id] = SaleRecord(
-            sale_id=row.id,
-            variant_id=row.variant_id,
-            asset_id=row.asset_id,
-            category=row.category,
-            sold_at=row.sale_date,
-            sale_type=row.sale_type,
-            price_basis=row.price_basis,
-            price=Decimal(row.price),
-            currency=row.currency,
-            price_usd=None if row.price_usd is None else Decimal(row.price_usd),
-            buyer_premium=None if row.buyer_premium is None else Decimal(row.buyer_premium),
-            premium_rate=(
-                None if row.buyer_premium_rate is None else Decimal(row.buyer_premium_rate)
-            ),
-            price_visibility=row.price_visibility,
-            is_lot=bool(row.is_lot),
-            flags=tuple(str(f) for f in row.flags or ()),
-            anomaly_reason=anomalies.get(row.id),
-            set_id=row.set_id,
+        # a USD price is its own USD price (the view's conversion is the identity there)
+        price_usd = price if currency == "USD" else usd.get((sale_id, sold_at))
+        rate = rates.get((source_id, external_id)) if sale_type == "auction_house" else None
+        out[sale_id] = SaleRecord(
+            sale_id=sale_id,
+            variant_id=variant,
+            asset_id=asset,
+            category=category,
+            sold_at=sold_at,
+            sale_type=sale_type,
+            price_basis=basis,
+            price=price if isinstance(price, Decimal) else Decimal(price),
+            currency=currency,
+            price_usd=None if price_usd is None else Decimal(price_usd),
+            buyer_premium=None if premium is None else Decimal(premium),
+            premium_rate=None if rate is None else Decimal(rate),
+            price_visibility=visibility,
+            is_lot=bool(is_lot),
+            flags=tuple(str(f) for f in flags) if flags else (),
+            anomaly_reason=anomalies.get(sale_id),
+            set_id=set_id,
         )
     return list(out.values())
+
+
+def _premium_rates(
+    conn: Connection, external_ids: Sequence[str] | None
+) -> dict[tuple[str, str], Any]:
+    """``(source id, external id) -> buyer_premium_rate`` of the auction lots (those of
+    ``external_ids``; None: all). A lot id seen in two auctions: the first lot by id."""
+    lots = auction_lots
+    query = select(lots.c.source_id, lots.c.external_id, lots.c.buyer_premium_rate).order_by(
+        lots.c.id
+    )
+    found: list[Any] = []
+    if external_ids is None:
+        found = list(conn.execute(query))
+    for start in range(0, len(external_ids or ()), 500):
+        chunk = list((external_ids or ())[start : start + 500])
+        found += conn.execute(query.where(lots.c.external_id.in_(chunk))).all()
+    out: dict[tuple[str, str], Any] = {}
+    for source_id, external_id, rate in sorted(found, key=lambda r: (r[0], r[1])):
+        out.setdefault((source_id, external_id), rate)
+    return out
+
+
+def _usd_prices(conn: Connection, ids: Sequence[str] | None) -> dict[tuple[str, datetime], Any]:
+    """``(sale id, sale date) -> price_usd`` from the ``sales_multi_currency`` view, for ``ids``
+    (None: every sale not in USD). Read apart from the sales: joined to them, the view is
+    evaluated far more slowly than looked up by id (and the ids go to the driver as they are:
+    compiling a few thousand bound parameters costs more than the lookup)."""
+    view = _multi_currency
+    if ids is None:
+        query = select(view.c.id, view.c.sale_date, view.c.price_usd).where(
+            view.c.currency != "USD"
+        )
+        return {(r.id, r.sale_date): r.price_usd for r in conn.execute(query)}
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    when = UTCDateTime()
+    out: dict[tuple[str, datetime], Any] = {}
+    for start in range(0, len(ids), 500):
+        chunk = tuple(ids[start : start + 500])
+        sql = (
+            "SELECT id, sale_date, price_usd FROM sales_multi_currency "  # noqa: S608 - marks only
+            f"WHERE id IN ({', '.join([mark] * len(chunk))})"
+        )
+        for sale_id, sold, usd in conn.exec_driver_sql(sql, chunk):
+            sold = datetime.fromisoformat(sold) if isinstance(sold, str) else sold
+            out[sale_id, when.process_result_value(sold, conn.dialect)] = usd  # type: ignore[index]
+    return out
 
 
 def _anomalies(
@@ -329,8 +380,64 @@ def write_result(
     _insert(conn, index_values, points)
     if sales_used is not None:
         conn.execute(delete(priced_sales_table))
-        ordered = sorted(sales_used, key=lambda x: (x.variant_id, x.sold_at, x.sale_id))
-        _insert(conn, priced_sales_table, [_sale_row(x) for x in ordered])
+        grouped = _grouped(sales_used)
+        _insert(conn, priced_sales_table, [_sale_row(x) for c in grouped.values() for x in c])
+        _CACHE.put(conn, _new_generation(conn), grouped)
+
+
+class _SalesCache:
+    """This process's copy of ``priced_sales`` per database, grouped by variant, with the
+    generation it was read or written at: an update whose database is still at that generation
+    (no other process or build wrote since) reads nothing but the touched variants' sales."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[str, dict[str, tuple[PricedSale, ...]]]] = {}
+        self._guard = threading.Lock()
+
+    @staticmethod
+    def key(conn: Connection) -> str:
+        return conn.engine.url.render_as_string(hide_password=False)
+
+    def get(self, conn: Connection, generation: str | None) -> dict[str, tuple[PricedSale, ...]]:
+        with self._guard:
+            hit = self._held.get(self.key(conn))
+        if generation is not None and hit is not None and hit[0] == generation:
+            return dict(hit[1])
+        grouped: dict[str, list[PricedSale]] = {}
+        for sale in _stored_sales(conn):
+            grouped.setdefault(sale.variant_id, []).append(sale)
+        return {v: tuple(chain) for v, chain in grouped.items()}
+
+    def put(
+        self, conn: Connection, generation: str, by_variant: dict[str, tuple[PricedSale, ...]]
+    ) -> None:
+        """Keep ``by_variant`` as of ``generation`` (written in the caller's transaction: if it
+        rolls back, the database keeps its old generation and this copy is never matched)."""
+        with self._guard:
+            self._held[self.key(conn)] = (generation, by_variant)
+
+
+_CACHE = _SalesCache()
+
+
+def _generation(conn: Connection) -> str | None:
+    return conn.execute(
+        select(pricing_state.c.generation).where(pricing_state.c.id == 1)
+    ).scalar_one_or_none()
+
+
+def _new_generation(conn: Connection) -> str:
+    generation = uuid.uuid4().hex
+    conn.execute(delete(pricing_state))
+    conn.execute(insert(pricing_state).values(id=1, generation=generation))
+    return generation
+
+
+def _grouped(sales_used: Iterable[PricedSale]) -> dict[str, tuple[PricedSale, ...]]:
+    grouped: dict[str, list[PricedSale]] = {}
+    for sale in sorted(sales_used, key=_sale_key):
+        grouped.setdefault(sale.variant_id, []).append(sale)
+    return {v: tuple(chain) for v, chain in grouped.items()}
 
 
 def _lock(conn: Connection) -> None:
@@ -450,17 +557,29 @@ def _published(conn: Connection) -> bool:
 
 
 def _changed_from(
-    before: Sequence[PricedSale], after: Sequence[PricedSale]
-) -> tuple[dict[str, date], int]:
-    """Index id -> the week of its earliest sale added, changed or removed; and how many."""
-    changed = set(before) ^ set(after)
+    before: Mapping[str, Sequence[PricedSale]], after: Mapping[str, Sequence[PricedSale]]
+) -> tuple[dict[str, date], list[PricedSale], list[PricedSale]]:
+    """Index id -> the week of its earliest sale added, changed or removed; the sales removed
+    (or changed: as they were) and added (as they are). Both sides are per variant in (time, id)
+    order: a variant's sales are the same up to its first difference, and only the sales from
+    there on can have changed."""
     weeks: dict[str, date] = {}
-    for sale in changed:
-        week = week_of(sale.sold_at)
-        keys = [f"category:{sale.category}"] + ([f"set:{sale.set_id}"] if sale.set_id else [])
-        for key in keys:
-            weeks[key] = min(weeks.get(key, week), week)
-    return weeks, len(changed)
+    removed: list[PricedSale] = []
+    added: list[PricedSale] = []
+    for variant_id in sorted(set(before) | set(after)):
+        old, new = before.get(variant_id, ()), after.get(variant_id, ())
+        at = 0
+        while at < len(old) and at < len(new) and old[at] == new[at]:
+            at += 1
+        gone, came = set(old[at:]) - set(new[at:]), set(new[at:]) - set(old[at:])
+        removed += sorted(gone, key=_sale_key)
+        added += sorted(came, key=_sale_key)
+        for sale in gone | came:
+            week = week_of(sale.sold_at)
+            keys = [f"category:{sale.category}"] + ([f"set:{sale.set_id}"] if sale.set_id else [])
+            for key in keys:
+                weeks[key] = min(weeks.get(key, week), week)
+    return weeks, removed, added
 
 
 def _sale_key(sale: PricedSale) -> tuple[str, datetime, str]:
@@ -475,32 +594,57 @@ def update_after_batch(conn: Connection, variant_ids: Iterable[str]) -> UpdateSu
     if not touched or not _published(conn):
         return None
     _lock(conn)
+    with _gc_paused():
+        return _update(conn, touched)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection during an update: it allocates (and frees) a few hundred
+    thousand small objects beside a process copy of every priced sale, and each full collection
+    the allocations trigger walks that copy (none of them forms a cycle)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _update(conn: Connection, touched: list[str]) -> UpdateSummary:
     points, base, complete = _stored_indices(conn)
-    if not complete:  # published before priced_sales existed: build it all once
+    generation = _generation(conn)
+    if not complete or generation is None:  # published before priced_sales existed: build once
         kept, _ = priced_sales(sale_records(conn))
         result = build_pricing(kept, variant_refs(conn), base=base)
         write_result(conn, result, base=base, sales_used=kept)
         return UpdateSummary(len(touched), len(kept), {}, full=True)
     t = priced_sales_table
     fresh, _ = priced_sales(sale_records(conn, variant_ids=touched))
+    by_variant = _CACHE.get(conn, generation)
     # a sale that moved to a touched variant from another one: re-price that one too
-    ids = [x.sale_id for x in fresh]
-    others: set[str] = set()
-    for start in range(0, len(ids), 500):
-        rows = conn.execute(
-            select(t.c.variant_id).where(
-                t.c.sale_id.in_(ids[start : start + 500]), t.c.variant_id.not_in(touched)
-            )
-        )
-        others.update(r.variant_id for r in rows)
+    ids, mine = {x.sale_id for x in fresh}, set(touched)
+    others = {
+        v
+        for v, chain in by_variant.items()
+        if v not in mine and any(x.sale_id in ids for x in chain)
+    }
     if others:
-        touched = sorted({*touched, *others})
+        touched = sorted(mine | others)
         fresh, _ = priced_sales(sale_records(conn, variant_ids=touched))
-    before = _stored_sales(conn, touched)
-    changed_from, changed = _changed_from(before, fresh)
+    after = _grouped(fresh)
+    changed_from, removed, added = _changed_from({v: by_variant.get(v, ()) for v in touched}, after)
+    changed = len(removed) + len(added)
     if changed:
-        conn.execute(delete(t).where(t.c.variant_id.in_(touched)))
-        _insert(conn, t, [_sale_row(x) for x in sorted(fresh, key=_sale_key)])
+        gone = sorted({x.sale_id for x in removed})
+        for start in range(0, len(gone), 500):
+            conn.execute(delete(t).where(t.c.sale_id.in_(gone[start : start + 500])))
+        _insert(conn, t, [_sale_row(x) for x in added])
+        for v in touched:
+            by_variant.pop(v, None)
+        by_variant.update(after)
+        _CACHE.put(conn, _new_generation(conn), by_variant)
     else:
         estimated = conn.execute(
             select(func.count())
@@ -509,8 +653,9 @@ def update_after_batch(conn: Connection, variant_ids: Iterable[str]) -> UpdateSu
         ).scalar_one()
         if estimated == len(touched):  # no sale changed, no new variant to estimate
             return UpdateSummary(len(touched), 0, {}, full=False)
+    every = [x for v in sorted(by_variant) for x in by_variant[v]]
     result = build_pricing(
-        _stored_sales(conn), variant_refs(conn), base=base, previous=Resume(points, changed_from)
+        every, variant_refs(conn), base=base, previous=Resume(points, changed_from)
     )
     write_result(conn, result, base=base, indices=sorted(changed_from))
     return UpdateSummary(len(touched), changed, dict(sorted(changed_from.items())), full=False)

@@ -14,7 +14,7 @@ from sqlalchemy import Column, Date, Double, Index, Integer, PrimaryKeyConstrain
 from ..types import ExactDecimal, UTCDateTime
 from ._base import metadata
 
-__all__ = ["grade_curves", "index_values", "price_estimates", "priced_sales"]
+__all__ = ["grade_curves", "index_values", "price_estimates", "priced_sales", "pricing_state"]
 
 price_estimates = Table(
     "price_estimates",
@@ -81,4 +81,13 @@ priced_sales = Table(
     Column("currency", Text, nullable=False),
     Column("sale_type", Text, nullable=False),
     Index(None, "variant_id"),
+)
+
+pricing_state = Table(
+    "pricing_state",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column(
+        "generation", Text, nullable=False, comment="a new random id at each priced_sales write"
+    ),
 )
