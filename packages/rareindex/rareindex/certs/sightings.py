@@ -29,6 +29,8 @@ from decimal import Decimal
 from typing import Any
 
 from ..storage import Engine, cert_store
+from ..storage.change_events import cert_mismatch_events
+from ..storage.outbox import emit
 from .extract import CertMention, extract_certs, title_mismatch
 
 __all__ = [
@@ -137,6 +139,7 @@ def refresh_mismatches(
         if value != sighting["mismatch"]:
             changes[sighting["id"]] = value
     cert_store.set_mismatches(conn, changes)
+    emit(conn, cert_mismatch_events(changes, sightings, certs))
     return disagree
 
 

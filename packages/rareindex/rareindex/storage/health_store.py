@@ -31,7 +31,9 @@ from ..health import (
     HealthSnapshot,
     RunRecord,
 )
+from .change_events import health_event
 from .field_stats import load_field_history
+from .outbox import emit
 from .schema import connector_health, connector_runs, connectors, raw_records
 from .upsert import upsert
 
@@ -139,7 +141,13 @@ def recent_hosts(conn: Connection, connector_id: str, *, limit: int = 50) -> lis
 
 
 def save_health(conn: Connection, snapshot: HealthSnapshot) -> None:
-    """Upsert the connector's snapshot (the latest replaces the previous one)."""
+    """Upsert the connector's snapshot (the latest replaces the previous one); a changed status
+    is a ``connector.health_changed`` event."""
+    previous = conn.execute(
+        select(connector_health.c.status).where(
+            connector_health.c.connector_id == snapshot.connector_id
+        )
+    ).scalar()
     row = {
         "connector_id": snapshot.connector_id,
         "status": snapshot.status,
@@ -153,6 +161,7 @@ def save_health(conn: Connection, snapshot: HealthSnapshot) -> None:
         "details": dict(snapshot.details),
     }
     upsert(conn, connector_health, [row], conflict=["connector_id"], update=_SNAPSHOT_COLUMNS)
+    emit(conn, health_event(previous, snapshot))
 
 
 def _snapshot(row: Any) -> HealthSnapshot:

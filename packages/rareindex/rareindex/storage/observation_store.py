@@ -24,7 +24,10 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from .change_events import listing_events as listing_change_events
+from .change_events import lot_result_events, new_sale_events, stored_lot_results
 from .ids import stable_id
+from .outbox import emit
 from .schema import (
     asset_variants,
     auction_lots,
@@ -110,6 +113,7 @@ def write_sales(conn: Connection, writes: Sequence[tuple[dict[str, Any], bool]])
     ``merge``: a NULL never overwrites a stored value (an auction lot's page and its PDF line
     each know part of it); otherwise the row's values replace the stored ones.
     """
+    emit(conn, new_sale_events(conn, [row for row, _ in writes]))  # before the rows are written
     by_key: dict[tuple[Any, ...], list[tuple[dict[str, Any], bool]]] = defaultdict(list)
     for row, merged in writes:
         by_key[tuple(row[c] for c in _SALE_KEY)].append((row, merged))
@@ -171,6 +175,7 @@ def write_listings(conn: Connection, seen: Sequence[tuple[dict[str, Any], dateti
     state = _stored_listings(conn, ids)  # id -> price, available, first_seen_at, last_seen_at
     final: dict[str, dict[str, Any]] = {}
     events: list[dict[str, Any]] = []
+    changed: list[dict[str, Any]] = []  # their change events, for the outbox
     for (row, seen_at), lid in zip(seen, ids, strict=True):
         existing = state.get(lid)
         changes: list[tuple[str, Decimal | None]] = []
@@ -184,6 +189,7 @@ def write_listings(conn: Connection, seen: Sequence[tuple[dict[str, Any], dateti
                 changes.append(("ended", row["price"]))
             elif not existing["available"] and row["available"]:
                 changes.append(("relisted", row["price"]))
+        changed.extend(listing_change_events(lid, row, seen_at, changes, existing))
         values = {
             **row,
             "id": lid,
@@ -221,6 +227,7 @@ def write_listings(conn: Connection, seen: Sequence[tuple[dict[str, Any], dateti
     rows = fold(list(final.values()), _LISTING_KEY)  # one per key already: sorts them
     conn.execute(_listing_statement(conn.dialect.name), rows)
     upsert(conn, listing_events, events, conflict=["id"])
+    emit(conn, changed)
 
 
 @functools.lru_cache(maxsize=4)
@@ -290,6 +297,7 @@ def write_auction_lots(
         auction_rows.append({**auction, "id": auction_id})
         lot_id = stable_id("lot", auction_id, lot["lot_number"])
         lot_rows.append({**lot, "id": lot_id, "auction_id": auction_id})
+    results_before = stored_lot_results(conn, [row["id"] for row in lot_rows])
     merge(
         conn, auctions, auction_rows, conflict=["source_id", "external_id"], merged=_AUCTION_MERGED
     )
@@ -314,6 +322,7 @@ def write_auction_lots(
         by_id = {row["id"]: row for row in back}
         for i in indexes:
             stored[i] = by_id[lot_rows[i]["id"]]
+    emit(conn, lot_result_events(results_before, stored))
     return stored
 
 

@@ -12,6 +12,7 @@ from .access import api_tokens
 from .canonical import asset_variants, assets, brands, sets
 from .coordination import ACTIVE_RUN_STATUSES, leases
 from .dead_letters import dead_letters
+from .events import EVENT_TYPES, event_cursor, events
 from .fx import VIEW_CURRENCIES, fx_rates, multi_currency_view_sql
 from .observations import (
     auction_lots,
@@ -53,6 +54,7 @@ VIEWS = ("sales_multi_currency", "listings_multi_currency")
 
 __all__ = [
     "ACTIVE_RUN_STATUSES",
+    "EVENT_TYPES",
     "IMMUTABLE_TABLES",
     "PARTITIONED_TABLES",
     "VIEWS",
@@ -73,6 +75,8 @@ __all__ = [
     "costs",
     "crawl_state",
     "dead_letters",
+    "event_cursor",
+    "events",
     "fx_rates",
     "grade_curves",
     "images",
