@@ -15,9 +15,12 @@ For each engine allowed by both the connector and the host's policy:
 * 404/410 never escalate, nor do SSRF refusals, oversize bodies, an open breaker, a spent budget
   or a ``Retry-After`` beyond the cap: those are answers, not engine failures.
 
-Every attempt feeds :attr:`Router.stats` (``{attempts, success, credits, ms, statuses, blocked,
-circuit_open, indeterminate, robots}`` per engine; ``robots`` counts robots.txt reads, which are
-not page attempts) and the cost ledger. An *indeterminate* attempt (sent,
+A run or a probe fetches through a :class:`~._session.RouterSession` (``router.session(…)``):
+the router is shared, the session's stats and costs are the run's. Every attempt feeds the
+session's statistics (or the router's own, :attr:`Router.stats`, for fetches made through it):
+``{attempts, success, credits, ms, statuses, blocked, circuit_open, indeterminate, robots}`` per
+engine (``robots`` counts robots.txt reads, which are not page attempts), and the cost ledger.
+An *indeterminate* attempt (sent,
 no answer: a paid engine may have billed it) is counted and logged ``fetch.indeterminate``, and,
 being transient, is raised rather than escalated to another (paid) engine.
 
@@ -57,6 +60,7 @@ from ._policy import DomainPolicy, PolicySet
 from ._raw import EngineName
 from ._robots import RobotsCache, origin_of, robots_delay
 from ._scoring import ESCALATE_BELOW, Scorer, document_score
+from ._session import RouterSession, Tally
 from .adapters.robots import RobotsRules
 
 __all__ = ["CostEntry", "EngineStats", "Router"]
@@ -110,54 +114,54 @@ class Router:
     ):
         self.engines = dict(engines)
         self.policies = policies
-        self.credits_left: dict[EngineName, float] = dict(credit_budget or {})
-        self.on_cost = on_cost
-        self.stats: dict[EngineName, EngineStats] = {}
         self.gates = gates if gates is not None else _engine_gates(self.engines)
         self.robots = robots if robots is not None else RobotsCache()
         """robots.txt rules per origin: share one cache between a process's routers."""
-        self._permissions_logged: set[str] = set()
+        self._tally = Tally(credits_left=dict(credit_budget or {}), on_cost=on_cost)
+        """What fetches made through the router itself (not through a session) count into."""
 
-    def derive(self, *, on_cost: Callable[[CostEntry], None] | None = None) -> Router:
-        """A router for one run: the same engines, policies, credit budget, gates and robots
-        cache, with its own stats and cost callback."""
-        return Router(
-            self.engines,
-            self.policies,
-            credit_budget=self.credits_left,
-            on_cost=on_cost,
-            gates=self.gates,
-            robots=self.robots,
-        )
+    @property
+    def stats(self) -> dict[EngineName, EngineStats]:
+        """Engine statistics of the fetches made through the router itself."""
+        return self._tally.stats
+
+    @property
+    def credits_left(self) -> dict[EngineName, float]:
+        """Credits left per paid engine (what a new session starts with)."""
+        return self._tally.credits_left
+
+    def session(
+        self,
+        engines: Sequence[EngineName],
+        *,
+        scorer: Scorer | None = None,
+        on_cost: Callable[[CostEntry], None] | None = None,
+        probe: bool = False,
+    ) -> RouterSession:
+        """A session for one run or probe: this router's engines, policies, gates and robots
+        cache, with the connector's engine order and scorer, and its own stats, credits (from
+        what is left now) and cost callback."""
+        return RouterSession(self, engines, scorer=scorer, on_cost=on_cost, probe=probe)
 
     def fetcher(self, engines: Sequence[EngineName], *, scorer: Scorer | None = None) -> Fetcher:
-        """A :class:`Fetcher` bound to a connector's engine order, for its ``CrawlContext``."""
+        """A :class:`Fetcher` bound to a connector's engine order that counts into the router's
+        own stats (tools and tests; a run uses :meth:`session`). ``conditional`` has no stored
+        validators here: a full fetch."""
+        return RouterSession(self, engines, scorer=scorer, tally=self._tally).fetcher()
 
-        async def fetch(
-            url: str,
-            *,
-            expect: ResponseKind = "text",
-            headers: Mapping[str, str] | None = None,
-            params: Mapping[str, str | int] | None = None,
-            conditional: bool = False,  # without a budget store there are no validators
-        ) -> FetchResult:
-            return await self.fetch(
-                url, engines=engines, expect=expect, headers=headers, params=params, scorer=scorer
-            )
+    @staticmethod
+    def _stats(tally: Tally, name: EngineName) -> EngineStats:
+        return tally.stats.setdefault(name, EngineStats())
 
-        return fetch
-
-    def _stats(self, name: EngineName) -> EngineStats:
-        return self.stats.setdefault(name, EngineStats())
-
-    def _skip_reason(self, name: EngineName) -> str | None:
+    def _skip_reason(self, tally: Tally, name: EngineName) -> str | None:
         engine = self.engines.get(name)
         if engine is None:
             return "not configured"
         reason = engine.unavailable_reason()
         if reason:
             return reason
-        if engine.paid and name in self.credits_left and self.credits_left[name] <= 0:
+        left = tally.credits_left
+        if engine.paid and name in left and left[name] <= 0:
             return "credit budget spent"
         return None
 
@@ -174,7 +178,36 @@ class Router:
         last_modified: str | None = None,
         probe: bool = False,
     ) -> FetchResult:
-        """Fetch ``url`` through the first engine that gives a good answer."""
+        """Fetch ``url`` through the first engine that gives a good answer (counted into the
+        router's own stats)."""
+        return await self.fetch_for(
+            self._tally,
+            url,
+            engines=engines,
+            expect=expect,
+            headers=headers,
+            params=params,
+            scorer=scorer,
+            etag=etag,
+            last_modified=last_modified,
+            probe=probe,
+        )
+
+    async def fetch_for(
+        self,
+        tally: Tally,
+        url: str,
+        *,
+        engines: Sequence[EngineName] = ("api",),
+        expect: ResponseKind = "text",
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str | int] | None = None,
+        scorer: Scorer | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        probe: bool = False,
+    ) -> FetchResult:
+        """:meth:`fetch`, counted into ``tally`` (a session's)."""
         host = (urlsplit(url).hostname or "").lower()
         policy = self.policies.for_host(host)
         order = [name for name in engines if name in policy.engines]
@@ -184,7 +217,7 @@ class Router:
                 f"policy allows {list(policy.engines)}"
             )
         if urlsplit(url).path != "/robots.txt":
-            rules = await self._robots(url, host, policy, order, probe=probe)
+            rules = await self._robots(tally, url, host, policy, order, probe=probe)
             if rules is not None and not rules.can_fetch(url):
                 log.info("robots.disallowed", host=host, url=url)
                 raise RobotsDisallowed(
@@ -205,12 +238,12 @@ class Router:
         best: tuple[float, FetchResult] | None = None
         last_error: FetchError | None = None
         for name in order:
-            reason = self._skip_reason(name)
+            reason = self._skip_reason(tally, name)
             if reason:
-                self._stats(name).skipped += 1
+                self._stats(tally, name).skipped += 1
                 log.info("router.engine_skipped", engine=name, host=host, reason=reason)
                 continue
-            result = await self._attempt(name, request, host)
+            result = await self._attempt(tally, name, request, host)
             if isinstance(result, FetchError):
                 last_error = result
                 continue
@@ -238,14 +271,21 @@ class Router:
         Raises:
             RobotsUnavailable: robots.txt cannot be read now (429/5xx/timeout).
         """
+        return await self.robots_rules_for(self._tally, url, engines=engines)
+
+    async def robots_rules_for(
+        self, tally: Tally, url: str, *, engines: Sequence[EngineName] = ("api",)
+    ) -> RobotsRules:
+        """:meth:`robots_rules`, a read counted into ``tally`` (a session's)."""
         host = (urlsplit(url).hostname or "").lower()
         policy = self.policies.for_host(host)
         order = [name for name in engines if name in policy.engines] or list(policy.engines)
-        rules = await self._robots(url, host, policy, order)
+        rules = await self._robots(tally, url, host, policy, order)
         return rules if rules is not None else RobotsRules.allow_all()
 
     async def _robots(
         self,
+        tally: Tally,
         url: str,
         host: str,
         policy: DomainPolicy,
@@ -256,14 +296,14 @@ class Router:
         """The rules for ``url`` (None: the host gave permission in writing), applying a
         ``Crawl-delay`` stricter than the policy to the host's gate."""
         if policy.robots_permission:
-            if host not in self._permissions_logged:  # once per host per run
-                self._permissions_logged.add(host)
+            if host not in tally.permissions_logged:  # once per host per run
+                tally.permissions_logged.add(host)
                 log.warning("robots.not_applied", host=host, permission=policy.robots_permission)
             return None
         origin = origin_of(url)
 
         async def read(robots_url: str) -> tuple[int, bytes]:
-            return await self._read_robots(robots_url, host, order, probe=probe)
+            return await self._read_robots(tally, robots_url, host, order, probe=probe)
 
         rules = await self.robots.rules(origin, policy, read)
         delay = robots_delay(rules)
@@ -278,7 +318,13 @@ class Router:
         return rules
 
     async def _read_robots(
-        self, url: str, host: str, order: Sequence[EngineName], *, probe: bool = False
+        self,
+        tally: Tally,
+        url: str,
+        host: str,
+        order: Sequence[EngineName],
+        *,
+        probe: bool = False,
     ) -> tuple[int, bytes]:
         """``GET /robots.txt`` as ``(status, body)``, through the engines in the connector's
         order, skipping (and counting) the unavailable ones as for a page. A challenge page goes to
@@ -287,18 +333,18 @@ class Router:
         queue, not its budget. What it costs a paid engine is charged like a page."""
         blocked: Blocked | None = None
         for name in order:
-            reason = self._skip_reason(name)
+            reason = self._skip_reason(tally, name)
             if reason:
-                self._stats(name).skipped += 1
+                self._stats(tally, name).skipped += 1
                 log.info("router.engine_skipped", engine=name, host=host, reason=reason)
                 continue
-            stats = self._stats(name)
+            stats = self._stats(tally, name)
             stats.robots += 1
             try:
                 request = FetchRequest(url=url, expect="text", probe=probe)
                 result = await self.engines[name].fetch(request)
             except FetchError as exc:
-                self._charge(name, exc.credits, url)  # a paid engine bills refusals too
+                self._charge(tally, name, exc.credits, url)  # a paid engine bills refusals too
                 if exc.indeterminate:
                     stats.indeterminate += 1
                     log.warning(
@@ -316,17 +362,17 @@ class Router:
                     return exc.status, b""
                 # 5xx, timeouts, refused connections: not now
                 raise RobotsUnavailable(f"{url}: {exc}", url=url, host=host) from exc
-            self._charge(name, result.credits, url)
+            self._charge(tally, name, result.credits, url)
             return result.status, result.content
         if blocked is not None:
             raise blocked
         raise RobotsUnavailable(f"{url}: no engine can run", url=url, host=host)
 
     async def _attempt(
-        self, name: EngineName, request: FetchRequest, host: str
+        self, tally: Tally, name: EngineName, request: FetchRequest, host: str
     ) -> FetchResult | FetchError:
         """The result, or a Blocked/escalatable error to try the next engine with."""
-        stats = self._stats(name)
+        stats = self._stats(tally, name)
         stats.attempts += 1
         started = time.perf_counter()
         credits = 0.0
@@ -344,17 +390,18 @@ class Router:
                     url=request.url,
                     credits=exc.credits,
                 )
-            return self._triage(name, exc, host, request.url)
+            return self._triage(stats, exc, host, request.url, name)
         finally:
             stats.ms += int((time.perf_counter() - started) * 1000)
-            self._charge(name, credits, request.url)
+            self._charge(tally, name, credits, request.url)
         stats.success += 1
         self._count_status(stats, result.status)
         return result
 
-    def _triage(self, name: EngineName, exc: FetchError, host: str, url: str) -> FetchError:
+    def _triage(
+        self, stats: EngineStats, exc: FetchError, host: str, url: str, name: EngineName
+    ) -> FetchError:
         """Return ``exc`` when the next engine should try, raise it when that is pointless."""
-        stats = self._stats(name)
         if isinstance(exc, Blocked):
             stats.blocked += 1
             log.info("fetch.blocked", engine=name, host=host, url=url, vendor=exc.vendor)
@@ -375,14 +422,14 @@ class Router:
     def _count_status(stats: EngineStats, status: int) -> None:
         stats.statuses[str(status)] = stats.statuses.get(str(status), 0) + 1
 
-    def _charge(self, name: EngineName, credits: float, url: str) -> None:
+    def _charge(self, tally: Tally, name: EngineName, credits: float, url: str) -> None:
         if not credits:
             return
-        self._stats(name).credits += credits
-        if name in self.credits_left:
-            self.credits_left[name] -= credits
-        if self.on_cost is not None:
-            self.on_cost(CostEntry(name, credits, url, datetime.now(UTC)))
+        self._stats(tally, name).credits += credits
+        if name in tally.credits_left:
+            tally.credits_left[name] -= credits
+        if tally.on_cost is not None:
+            tally.on_cost(CostEntry(name, credits, url, datetime.now(UTC)))
 
 
 def _engine_gates(engines: Mapping[EngineName, Engine]) -> HostGates | None:

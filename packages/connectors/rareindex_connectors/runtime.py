@@ -35,6 +35,7 @@ from ._engines import (
 from ._gates import GateBackend, HostGates, MemoryGateBackend, Permit, RedisGateBackend
 from ._policy import DomainPolicy, PolicySet, registrable_domain
 from ._router import CostEntry, EngineStats, Router
+from ._session import RouterSession, Validators
 from ._ssrf import Resolver, SafeResolver, SystemResolver, address_problem
 
 __all__ = [
@@ -58,10 +59,12 @@ __all__ = [
     "RedisGateBackend",
     "Resolver",
     "Router",
+    "RouterSession",
     "SafeResolver",
     "ScrapflyEngine",
     "SystemClock",
     "SystemResolver",
+    "Validators",
     "address_problem",
     "bot_user_agent",
     "challenge_from_firecrawl",

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from functools import partial
 from typing import Any, Literal
-from urllib.parse import urlencode
 
 import structlog
 
@@ -38,20 +36,15 @@ from rareindex_connectors import (
     CrawlContext,
     CrawlOptions,
     DNSError,
-    EngineName,
-    Fetcher,
     FetchError,
-    FetchResult,
     ParseError,
     PermanentFetchError,
     PolicyError,
     Progress,
     RateLimited,
     RawRecordInput,
-    ResponseKind,
     RobotsDisallowed,
     RobotsUnavailable,
-    Scorer,
     TLSError,
     TransientFetchError,
     TruncatedBody,
@@ -60,7 +53,7 @@ from rareindex_connectors import (
     refresh_interval,
     scorer_of,
 )
-from rareindex_connectors.runtime import CostEntry, Router
+from rareindex_connectors.runtime import CostEntry
 
 from .budget import UrlBudget
 from .fetching import FetchStack, build_fetch_stack
@@ -153,48 +146,6 @@ class _Batch:
         self.credits.append(entry)
 
 
-def _budgeted_fetch(
-    router: Router,
-    engines: Sequence[EngineName],
-    budget: UrlBudget,
-    scorer: Scorer | None,
-    before: Callable[[], None] = lambda: None,
-) -> Fetcher:
-    """The run's ``ctx.fetch``: the router with the connector's scorer, plus, for
-    ``conditional=True`` fetches, the stored validators (a 304 is a cheap "unchanged") and an
-    observation for the budget store. ``before`` runs first (the lease check)."""
-
-    async def fetch(
-        url: str,
-        *,
-        expect: ResponseKind = "text",
-        headers: Mapping[str, str] | None = None,
-        params: Mapping[str, str | int] | None = None,
-        conditional: bool = False,
-    ) -> FetchResult:
-        before()  # a run that lost its lease sends nothing more
-        if not conditional:
-            return await router.fetch(
-                url, engines=engines, expect=expect, headers=headers, params=params, scorer=scorer
-            )
-        key = f"{url}?{urlencode(sorted(params.items()))}" if params else url
-        etag, last_modified = budget.validators(key)
-        result = await router.fetch(
-            url,
-            engines=engines,
-            expect=expect,
-            headers=headers,
-            params=params,
-            etag=etag,
-            last_modified=last_modified,
-            scorer=scorer,
-        )
-        budget.observe(key, result)
-        return result
-
-    return fetch
-
-
 def _retry_not_before(exc: BaseException, stack: FetchStack, connector_id: str) -> datetime | None:
     """When a run ended by a host's ``Retry-After`` (a 429, or a 503 that said when) may be
     followed by the next: that time, cut to the host policy's ``reschedule_max_ms``."""
@@ -248,7 +199,7 @@ async def run_connector(
     )
     summary = RunSummary(run.id, meta.id, mode)
     batch = _Batch()
-    router = stack.router.derive(on_cost=batch.charge)
+    session = stack.router.session(meta.engines, scorer=scorer_of(connector), on_cost=batch.charge)
     deadline = datetime.now(UTC) + timedelta(minutes=max_run_minutes)
     budget = UrlBudget(
         db, meta.id, initial_interval_s=refresh_interval(meta.refresh_class).total_seconds()
@@ -268,11 +219,12 @@ async def run_connector(
     watch = LeaseWatch(db, run)
     ctx = CrawlContext(
         connector_id=meta.id,
-        fetch=_budgeted_fetch(router, meta.engines, budget, scorer_of(connector), watch.check),
+        # a run that lost its lease sends nothing more; conditional fetches use stored validators
+        fetch=session.fetcher(before=lambda _url: watch.check(), validators=budget),
         due=budget.should_fetch,
         known=lambda url: budget.state(url) is not None,
         on_cursor=lambda: batch.states.extend(budget.take_pending()),
-        robots_source=partial(router.robots_rules, engines=meta.engines),
+        robots_source=session.robots_rules,
         options=CrawlOptions(mode=mode, since=since, max_pages=max_pages, deadline=deadline),
         cursor=run.cursor_start,
         on_progress=report,
@@ -283,7 +235,7 @@ async def run_connector(
     started = time.monotonic()
 
     def pages_fetched() -> int:
-        return sum(s.success for s in router.stats.values())
+        return sum(s.success for s in session.stats.values())
 
     def flush(cursor: dict[str, Any] | None) -> None:
         nonlocal next_commit
@@ -364,11 +316,11 @@ async def run_connector(
         close = getattr(crawl, "aclose", None)
         if close is not None:
             await close()
-    summary.engines = {name: stats.as_dict() for name, stats in router.stats.items()}
-    summary.blocked = sum(s.blocked for s in router.stats.values())
-    summary.unchanged = sum(s.statuses.get("304", 0) for s in router.stats.values())
+    summary.engines = {name: stats.as_dict() for name, stats in session.stats.items()}
+    summary.blocked = sum(s.blocked for s in session.stats.values())
+    summary.unchanged = sum(s.statuses.get("304", 0) for s in session.stats.values())
     summary.skipped = ctx.skipped
-    summary.credits = Decimal(str(sum(s.credits for s in router.stats.values())))
+    summary.credits = Decimal(str(sum(s.credits for s in session.stats.values())))
     summary.status, summary.outcome, summary.failure_reason, summary.error = (
         status,
         outcome,

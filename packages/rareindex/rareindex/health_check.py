@@ -28,7 +28,6 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from urllib.parse import urlsplit
 
 import structlog
@@ -37,9 +36,6 @@ from rareindex_connectors import (
     Connector,
     CrawlContext,
     CrawlOptions,
-    FetchError,
-    FetchResult,
-    ResponseKind,
     scorer_of,
 )
 from rareindex_connectors.runtime import CostEntry, HostGates
@@ -117,40 +113,26 @@ async def probe_connector(
     go to ``on_cost`` (the health worker puts them in the ``costs`` ledger).
     """
     meta = connector.meta
-    router = stack.router.derive(on_cost=on_cost)
-    scorer = scorer_of(connector)
+    session = stack.router.session(
+        meta.engines, scorer=scorer_of(connector), on_cost=on_cost, probe=True
+    )
     hosts: set[str] = set()
     fetch_errors: list[str] = []
 
-    async def fetch(
-        url: str,
-        *,
-        expect: ResponseKind = "text",
-        headers: Mapping[str, str] | None = None,
-        params: Mapping[str, str | int] | None = None,
-        conditional: bool = False,  # a probe has no stored validators: always a full fetch
-    ) -> FetchResult:
+    def touch(url: str) -> None:
         hosts.add((urlsplit(url).hostname or "").lower())
-        try:
-            return await router.fetch(
-                url,
-                engines=meta.engines,
-                expect=expect,
-                headers=headers,
-                params=params,
-                probe=True,
-                scorer=scorer,
-            )
-        except FetchError as exc:
-            fetch_errors.append(type(exc).__name__)
-            raise
+
+    # A probe has no stored validators: a conditional fetch is a full one.
+    fetch = session.fetcher(
+        before=touch, on_error=lambda exc: fetch_errors.append(type(exc).__name__)
+    )
 
     ctx = CrawlContext(
         connector_id=meta.id,
         fetch=fetch,
         options=CrawlOptions(max_pages=1),
         log=log.bind(component="health", connector=meta.id),
-        robots_source=partial(router.robots_rules, engines=meta.engines),
+        robots_source=session.robots_rules,
     )
     started = time.perf_counter()
     try:
