@@ -83,6 +83,24 @@ class Settings(BaseSettings):
         ge=1024,
         description="the largest request body the admin API reads (413 above it)",
     )
+    events_retention_days: int = Field(
+        default=30, ge=1, description="rareindex events prune deletes events older than this"
+    )
+    events_heartbeat_seconds: float = Field(
+        default=15, gt=0, description="an idle event stream sends a keep-alive comment this often"
+    )
+    events_token_check_seconds: float = Field(
+        default=60,
+        gt=0,
+        le=60,
+        description="an event stream re-checks its token this often (a revoked one ends it)",
+    )
+    events_poll_seconds: float = Field(
+        default=0.5,
+        gt=0,
+        description="how often event streams look for new events without LISTEN/NOTIFY "
+        "(SQLite); on PostgreSQL NOTIFY wakes them and this is a fallback of 10x",
+    )
     connect_to: dict[str, str] = Field(
         default_factory=dict,
         description='host -> "ip[:port]" ahead of DNS, e.g. {"cards-shop.fake.test": '

@@ -30,7 +30,8 @@ from ..storage import Engine, head_revision, make_engine
 from . import metrics
 from .body_guard import BodyGuard
 from .errors import install_error_handlers
-from .routes import admin, certificates, health
+from .routes import admin, certificates, events_live, health
+from .routes import events as event_routes
 from .routes import pricing as pricing_routes
 from .routes import watchlists as watchlist_routes
 from .routes.connector_status import router as status_router
@@ -133,6 +134,7 @@ def create_app(
             yield
         finally:
             state.running = False
+            await event_routes.close_hub(_)
             await state.aclose()
 
     app = FastAPI(
@@ -153,5 +155,7 @@ def create_app(
     app.include_router(status_router)
     app.include_router(pricing_routes.router)
     app.include_router(watchlist_routes.router)
+    app.include_router(event_routes.router)
+    app.include_router(events_live.router)
     _document_guards(app)
     return app

@@ -17,7 +17,7 @@ import errno
 import signal
 import socket
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import uvicorn
@@ -85,13 +85,29 @@ def serve(
     # Ctrl-C, quietly, with exit status 0 (as `rareindex worker` does).
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        _Server(config, app).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
     console.print("admin API: stopped")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, ending the event streams first when it stops: a stream never ends by itself,
+    and uvicorn waits for every response to finish (its clients reconnect elsewhere, or here
+    after the restart, with ``Last-Event-ID``)."""
+
+    def __init__(self, config: uvicorn.Config, app: Any) -> None:
+        super().__init__(config)
+        self.app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        from ..api.routes.events import close_hub
+
+        await close_hub(self.app)
+        await super().shutdown(sockets)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -27,10 +27,13 @@ __all__ = [
     "CursorExpired",
     "EventFilter",
     "Head",
+    "Page",
     "PruneResult",
     "head",
     "prune",
+    "check_cursor",
     "read_after",
+    "read_page",
 ]
 
 
@@ -113,8 +116,10 @@ def read_after(
     *,
     limit: int = 500,
     check: bool = True,
+    until: int | None = None,
 ) -> list[dict[str, Any]]:
-    """The events after ``cursor`` that pass ``where``, oldest first, at most ``limit``.
+    """The events after ``cursor`` (and up to ``until``) that pass ``where``, oldest first, at
+    most ``limit``.
 
     Raises:
         CursorExpired: ``check`` and events after ``cursor`` were pruned.
@@ -124,7 +129,35 @@ def read_after(
     statement = where.where(
         select(events).where(events.c.cursor > cursor).order_by(events.c.cursor).limit(limit)
     )
+    if until is not None:
+        statement = statement.where(events.c.cursor <= until)
     return [dict(row) for row in conn.execute(statement).mappings()]
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    events: list[dict[str, Any]]
+    next_after: int
+    """Where the reader stands after this page: the last event's cursor, or the head when the
+    page holds every match (so a filtered reader skips what does not match)."""
+    head: Head
+
+
+def read_page(
+    conn: Connection, after: int, where: EventFilter = EventFilter(), *, limit: int = 500
+) -> Page:
+    """A page of matching events after ``after`` and the reader's next position.
+
+    The head is read first, and the events up to it: every cursor up to a visible head is
+    committed (cursors are given in commit order), so the page misses nothing below it.
+
+    Raises:
+        CursorExpired: events after ``after`` were pruned.
+    """
+    now = check_cursor(conn, after)
+    found = read_after(conn, after, where, limit=limit, check=False, until=now.last)
+    next_after = found[-1]["cursor"] if len(found) == limit else max(after, now.last)
+    return Page(found, next_after, now)
 
 
 @dataclass(frozen=True, slots=True)
