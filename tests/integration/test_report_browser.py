@@ -34,6 +34,7 @@ from rareindex.registry import load_registry
 from rareindex.report import load_report
 from rareindex.settings import REPO_ROOT
 from rareindex.storage import make_engine
+from rareindex.storage.pricing_store import asset_estimates, index_ids
 from rareindex.storage.schema import connectors, sales
 from tests.cli_helpers import run_cli
 from tests.unit.rareindex.test_report import NOW, seed
@@ -256,6 +257,17 @@ DOM_FACTS = """(() => {
     flaggedRows: all('table.flagged tbody tr').length,
     assets: all('article.asset h3').map(e => e.textContent),
     charts: charts,
+    indexCharts: all('svg.index-chart').map(svg => {
+      const box = svg.getBoundingClientRect();
+      const points = all('g.ipoint', svg);
+      return {width: box.width, height: box.height, points: points.length,
+              band: all('polygon.band', svg).length, pairs: all('rect.pairs', svg).length,
+              outside: points.filter(p => !inside(box, p.getBoundingClientRect())).length};
+    }),
+    ladders: all('article.asset').map(a => ({
+      rows: all('table.ladder tbody tr', a).length,
+      derived: all('table.ladder tbody tr.derived', a).length,
+      marked: all('table.ladder tbody tr.derived .badge.derived', a).length})),
     scripts: document.scripts.length,
     images: all('img').length,
     height: document.documentElement.scrollHeight,
@@ -312,6 +324,22 @@ def test_the_report_renders_in_headless_chromium(demo: Demo, browser: Page) -> N
         assert chart["width"] > 300 and chart["height"] > 150, chart
         assert chart["points"] >= 1 and chart["legend"] >= 1, chart
         assert chart["outside"] == 0, chart  # every marker is drawn inside its chart
+    # the category indices (a band where the index has one, else its pairs) and the ladders
+    engine = _demo_engine(demo)
+    with engine.connect() as conn:
+        categories = [i for i, *_ in index_ids(conn) if i.startswith("category:")]
+        ladders = [asset_estimates(conn, a.asset.asset_id) for a in load_report(engine).assets]
+    engine.dispose()
+    assert categories and len(facts["indexCharts"]) == len(categories)
+    for chart in facts["indexCharts"]:
+        assert chart["width"] > 300 and chart["height"] > 150, chart
+        assert chart["points"] >= 2 and chart["outside"] == 0, chart
+        assert (chart["band"] == 1) != (chart["pairs"] > 0), chart  # one or the other
+    assert [f["rows"] for f in facts["ladders"]] == [len(rungs) for rungs in ladders]
+    assert any(f["rows"] for f in facts["ladders"])
+    derived = [sum(1 for _, e in rungs if e.basis == "derived") for rungs in ladders]
+    assert [f["derived"] for f in facts["ladders"]] == derived
+    assert [f["marked"] for f in facts["ladders"]] == derived
     assert SCREENSHOT.stat().st_size > 50_000
     assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

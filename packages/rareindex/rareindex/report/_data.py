@@ -37,6 +37,7 @@ from ..storage.report_queries import (
     most_traded_assets,
     newest_sale_at,
 )
+from ._pricing import PricingSection, load_pricing
 
 __all__ = [
     "FLAGGED_LIMIT",
@@ -127,6 +128,8 @@ class ReportData:
     flagged_total: int
     fx: FxCoverage | None = None
     """How the ECB rates cover the sales: stale rates, sales left unpriced (None: not read)."""
+    pricing: PricingSection | None = None
+    """The published category indices and the top assets' grade ladders (None: not read)."""
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -187,6 +190,7 @@ def load_report(
         points = asset_sales(conn, [a.asset_id for a in traded], currency=currency)
         flagged, flagged_total = flagged_sales(conn, currency=currency, limit=FLAGGED_LIMIT)
         fx = fx_coverage(conn, stale_days=fx_stale_days)
+        pricing = load_pricing(conn, [a.asset_id for a in traded])
     since = (newest or now) - RECENT
     cells = coverage(engine, since=since)
     overviews = connector_overviews(
@@ -207,4 +211,5 @@ def load_report(
         flagged=tuple(flagged),
         flagged_total=flagged_total,
         fx=fx,
+        pricing=pricing,
     )

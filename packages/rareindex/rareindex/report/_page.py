@@ -32,6 +32,7 @@ from ._data import (
     variant_label,
 )
 from ._format import age, esc, money, safe_href, when
+from ._pricing import Ladder, PricingSection, ladder_table, render_indices
 
 __all__ = ["render_report"]
 
@@ -79,6 +80,14 @@ figure.variant figcaption .muted { font-weight: 400; }
 ol.flagged { margin: 4px 0 0; padding-left: 22px; font-size: 12px; }
 ol.flagged li { margin: 2px 0; }
 code { background: #eaeef2; padding: 0 4px; border-radius: 4px; }
+.badge.derived { background: #6e40c9; }
+table.ladder { margin-top: 10px; }
+table.ladder caption { text-align: left; color: #57606a; font-size: 12px; padding: 4px 0; }
+tr.derived td { color: #57606a; font-style: italic; }
+figure.index { margin: 0; width: 450px; background: #fff; border: 1px solid #d0d7de;
+               border-radius: 6px; padding: 8px; }
+figure.index figcaption { font-weight: 600; margin-bottom: 2px; }
+figure.index figcaption .muted { font-weight: 400; }
 footer { margin-top: 36px; color: #57606a; font-size: 12px; }
 """.replace("ANOMALY", ANOMALY_COLOR).replace("FLAG", FLAG_COLOR)
 
@@ -324,7 +333,9 @@ def _flagged_item(n: int, p: SalePoint, currency: str) -> str:
     )
 
 
-def _asset(i: int, a: AssetHistory, styles: Mapping[str, SeriesStyle], currency: str) -> str:
+def _asset(
+    i: int, a: AssetHistory, styles: Mapping[str, SeriesStyle], currency: str, ladder: str = ""
+) -> str:
     median = (
         f"median of clean sales {esc(money(a.median, currency))}"
         if a.median is not None
@@ -338,7 +349,7 @@ def _asset(i: int, a: AssetHistory, styles: Mapping[str, SeriesStyle], currency:
     charts = "".join(_variant(v, styles, currency) for v in a.variants)
     return (
         f'<article class="asset" id="asset-{i}"><h3>{i}. {esc(a.asset.title)}</h3>'
-        f'<p class="meta">{info}</p><div class="variants">{charts}</div></article>'
+        f'<p class="meta">{info}</p><div class="variants">{charts}</div>{ladder}</article>'
     )
 
 
@@ -360,9 +371,16 @@ def _prices(data: ReportData) -> str:
         "and other quality flags (hollow markers are kept out of the index). Numbers refer to the "
         "list under each chart; hover a marker for its sale.</p>"
     )
+    ladders = data.pricing.ladders if data.pricing else {}
     return intro + "".join(
-        _asset(i, a, styles, data.currency) for i, a in enumerate(data.assets, 1)
+        _asset(i, a, styles, data.currency, _ladder(ladders, a.asset.asset_id))
+        for i, a in enumerate(data.assets, 1)
     )
+
+
+def _ladder(ladders: Mapping[str, Ladder], asset_id: str) -> str:
+    found = ladders.get(asset_id)
+    return ladder_table(found) if found else ""
 
 
 def _flagged(data: ReportData) -> str:
@@ -410,6 +428,10 @@ def _flagged(data: ReportData) -> str:
     )
 
 
+def _pricing(data: ReportData) -> PricingSection:
+    return data.pricing or PricingSection((), {})
+
+
 def _section(anchor: str, title: str, body: str) -> str:
     return f'<section id="{anchor}"><h2>{esc(title)}</h2>{body}</section>'
 
@@ -427,12 +449,14 @@ def render_report(data: ReportData) -> str:
         _section("summary", "The index in numbers", _cards(data)),
         _section("coverage", "Coverage by category and source", _coverage(data) + _fx(data)),
         _section("health", "Connector health", _health(data)),
+        _section("indices", "Category indices", render_indices(_pricing(data))),
         _section("prices", top, _prices(data)),
         _section("flagged", "Flagged prices", _flagged(data)),
     )
     nav = (
         '<nav><a href="#summary">Numbers</a><a href="#coverage">Coverage</a>'
-        '<a href="#health">Connector health</a><a href="#prices">Price history</a>'
+        '<a href="#health">Connector health</a><a href="#indices">Indices</a>'
+        '<a href="#prices">Price history</a>'
         '<a href="#flagged">Flagged prices</a></nav>'
     )
     return (
