@@ -27,7 +27,14 @@ from pydantic import ValidationError
 
 from .._errors import ParseError, ParseReason
 from .._money import Money
-from ._currencies import Family, check_code, check_grouping, marker_code, markers
+from ._currencies import (
+    Family,
+    check_code,
+    check_grouping,
+    locale_currency,
+    marker_code,
+    markers,
+)
 
 __all__ = ["is_currency_marker", "money_from_number", "parse_money"]
 
@@ -55,7 +62,13 @@ def _code_for(marker: str, text: str) -> str | Family:
     return code if isinstance(code, Family) else check_code(code, text)
 
 
-def _resolve(found: list[str], currency: str | None, fallback: str | None, text: str) -> str:
+def _resolve(
+    found: list[str],
+    currency: str | None,
+    fallback: str | None,
+    text: str,
+    local: str | None = None,
+) -> str:
     """The one currency the markers and the stated currency agree on."""
     codes = [_code_for(m, text) for m in found]
     for code in codes:
@@ -71,6 +84,10 @@ def _resolve(found: list[str], currency: str | None, fallback: str | None, text:
         if isinstance(code, Family):
             if currency is None and fallback in code.members:
                 currency = fallback
+            if currency is None and local in code.members:
+                currency = local  # the source's locale: 元 in zh-TW
+            if currency is None:
+                currency = code.unstated  # 元 with nothing stated: CNY
             if currency is None:
                 raise ParseError(
                     ParseReason.UNKNOWN_CURRENCY,
@@ -108,9 +125,16 @@ def _decimal(num: str, sep: str | None) -> Decimal:
     return Decimal(num.replace(",", "."))
 
 
-def parse_money(text: str, *, currency: str | None = None, fallback: str | None = None) -> Money:
+def parse_money(
+    text: str,
+    *,
+    currency: str | None = None,
+    fallback: str | None = None,
+    locale: str | None = None,
+) -> Money:
     """Read one printed amount. ``currency`` is stated by the source and must agree with any
-    marker in the text; ``fallback`` is used only when the text names no currency of its own.
+    marker in the text; ``fallback`` is used only when the text names no currency of its own;
+    ``locale`` (``zh-TW``, ``sv-SE``) picks the member of a shared sign after both.
 
     Raises:
         ParseError: ``invalid_value`` (not an amount), ``unknown_currency``,
@@ -121,7 +145,13 @@ def parse_money(text: str, *, currency: str | None = None, fallback: str | None 
     if match is None:
         raise ParseError(ParseReason.INVALID_VALUE, f"{text!r} is not an amount", snippet=text)
     found = [m for m in (match["pre"], match["post"]) if m]
-    code = _resolve(found, currency and currency.upper(), fallback and fallback.upper(), text)
+    code = _resolve(
+        found,
+        currency and currency.upper(),
+        fallback and fallback.upper(),
+        text,
+        locale_currency(locale),
+    )
     check_grouping(match["num"], code, text)
     return _money(_decimal(match["num"], "," if match["lakh"] else match["sep"]), code, text)
 

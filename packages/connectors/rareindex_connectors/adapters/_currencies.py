@@ -33,10 +33,12 @@ __all__ = [
     "FAMILIES",
     "NAMED",
     "RUPEE",
+    "YUAN",
     "Family",
     "check_code",
     "check_grouping",
     "is_alphabetic",
+    "locale_currency",
     "marker_code",
     "markers",
 ]
@@ -48,11 +50,15 @@ class Family:
 
     ``usual`` is the member the lenient ``parse_price`` reads when no stated currency fits (its
     long-standing rule: a bare ``$`` is USD, a bare ``¥`` JPY); ``None`` means always refused.
+    ``unstated`` is the member the strict reader takes too when the source states nothing: ``元``
+    is CNY unless the source says TWD or HKD (its currency, or its locale: ``zh-TW``, ``zh-HK``).
+    A locale (:func:`locale_currency`) picks a member only after a stated or default currency.
     """
 
     name: str
     members: frozenset[str]
     usual: str | None = None
+    unstated: str | None = None
 
 
 # The dollar and peso family: every currency whose pages print a bare "$".
@@ -72,6 +78,8 @@ DOLLAR = Family(
 YEN = Family("yen or yuan", frozenset({"JPY", "CNY"}), usual="JPY")
 KRONE = Family("krona, krone or króna", frozenset({"SEK", "NOK", "DKK", "ISK"}))
 RUPEE = Family("rupee", frozenset({"INR", "PKR", "LKR", "NPR", "MUR", "SCR"}))
+# 元 (yuan, "dollar" in Chinese) is printed by the renminbi and by Taiwan's and Hong Kong's dollars.
+YUAN = Family("yuan", frozenset({"CNY", "TWD", "HKD"}), usual="CNY", unstated="CNY")
 
 FAMILIES: dict[str, Family] = {
     "$": DOLLAR,
@@ -83,6 +91,7 @@ FAMILIES: dict[str, Family] = {
     "Rs": RUPEE,
     "Rs.": RUPEE,
     "₨": RUPEE,
+    "元": YUAN,
 }
 
 # Letters written before "$" that name one dollar or peso: "NZ$ 80", "NT$ 1,160", "C $15.50".
@@ -119,7 +128,7 @@ NAMED: dict[str, tuple[str, ...]] = {
     "USD": ("U$S",),  # Argentine and Uruguayan pages
     "GBP": ("£",),
     "JPY": ("円", "JP¥"),
-    "CNY": ("元", "CN¥", "RMB"),
+    "CNY": ("CN¥", "RMB"),
     "KRW": ("₩", "원"),
     "INR": ("₹",),
     "PHP": ("₱",),
@@ -181,6 +190,45 @@ def marker_code(marker: str) -> str | Family | None:
             return None
         return marker
     return None
+
+
+# A locale's region, else its script, else its language -> the currency its pages print, for the
+# families whose sign several currencies share: which 元 (zh-TW: TWD), which kr (sv-SE: SEK).
+_LOCALE_REGIONS = {
+    "CN": "CNY", "TW": "TWD", "HK": "HKD",
+    "SE": "SEK", "NO": "NOK", "DK": "DKK", "IS": "ISK",
+}  # fmt: skip
+_LOCALE_SCRIPTS = {"Hans": "CNY", "Hant": "TWD"}  # zh_Hant without a region: Taiwan
+_LOCALE_LANGUAGES = {"zh": "CNY", "sv": "SEK", "nb": "NOK", "nn": "NOK", "no": "NOK"}
+_LOCALE_LANGUAGES |= {"da": "DKK", "is": "ISK"}
+
+
+def locale_currency(locale: str | None) -> str | None:
+    """The currency a locale or country implies for a shared sign, or ``None``.
+
+    ``zh-TW``, ``zh_Hant``, ``zh-Hant-TW`` and ``TW`` are TWD; ``zh-HK`` and ``HK`` HKD; ``zh-CN``
+    and ``zh`` CNY; ``sv-SE`` SEK, ``nb-NO`` NOK, ``da-DK`` DKK, ``is-IS`` ISK. It only picks a
+    member of a family (``元``, ``kr``): it never names the currency of a text without a marker
+    and never overrides a marker that names one currency.
+
+    >>> locale_currency("zh_Hant"), locale_currency("zh-HK"), locale_currency("TW")
+    ('TWD', 'HKD', 'TWD')
+    """
+    if not locale:
+        return None
+    parts = [p for p in re.split(r"[-_.@\s]+", locale.strip()) if p]
+    if not parts:
+        return None
+    if len(parts) == 1 and len(parts[0]) == 2 and parts[0].isupper():
+        return _LOCALE_REGIONS.get(parts[0])  # a country code alone
+    language, rest = parts[0].lower(), parts[1:]
+    region = next((p.upper() for p in rest if len(p) == 2 and p.isalpha()), None)
+    script = next((p.title() for p in rest if len(p) == 4 and p.isalpha()), None)
+    if region is not None and region in _LOCALE_REGIONS:
+        return _LOCALE_REGIONS[region]
+    if script is not None and script in _LOCALE_SCRIPTS and language == "zh":
+        return _LOCALE_SCRIPTS[script]
+    return _LOCALE_LANGUAGES.get(language)
 
 
 def check_code(code: str, text: str) -> str:

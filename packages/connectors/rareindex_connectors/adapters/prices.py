@@ -9,7 +9,9 @@ The amount comes from **price-parser**, which reads locale formats (``$ 10.000,0
   to the number (letters count only beside the number; signs anywhere);
 * a shared sign needs context: ``$`` is USD unless ``default_currency`` is another dollar or peso
   (CAD, AUD…); ``¥`` is JPY unless the default is CNY; ``kr`` (SEK/NOK/DKK/ISK) and ``Rs``
-  (INR/PKR/LKR…) only when the default says which one, and otherwise refused;
+  (INR/PKR/LKR…) only when the default (or ``locale``) says which one, and otherwise refused;
+  ``元`` is CNY unless the currency, the default or the locale says TWD (``zh-TW``, ``zh_Hant``)
+  or HKD (``zh-HK``);
 * no marker at all: ``currency``, else ``default_currency``, else refused. A sign or a non-Latin
   word beside the number that the table does not know is refused, never read as the default;
 * ``currency`` (the source's declared currency) is never overridden: a marker naming another
@@ -51,6 +53,7 @@ from ._currencies import (
     check_code,
     check_grouping,
     is_alphabetic,
+    locale_currency,
     marker_code,
     markers,
 )
@@ -88,8 +91,16 @@ def _check_code(code: str, what: str) -> str:
     return code.upper()
 
 
-def _pick(family: Family, marker: str, stated: str | None, default: str | None, text: str) -> str:
-    """The member of a family a shared sign is read as (today's rule, see the module docstring)."""
+def _pick(
+    family: Family,
+    marker: str,
+    stated: str | None,
+    default: str | None,
+    text: str,
+    local: str | None = None,
+) -> str:
+    """The member of a family a shared sign is read as (today's rule, see the module docstring):
+    the stated currency, else the default, else the locale's (``local``), else the usual one."""
     if stated is not None:
         if stated not in family.members:
             raise ParseError(
@@ -98,7 +109,9 @@ def _pick(family: Family, marker: str, stated: str | None, default: str | None, 
                 snippet=text,
             )
         return stated
-    chosen = default if default in family.members else family.usual
+    chosen = (
+        default if default in family.members else local if local in family.members else family.usual
+    )
     if chosen is None:
         raise ParseError(
             ParseReason.UNKNOWN_CURRENCY,
@@ -129,7 +142,7 @@ def _unknown_markers(text: str, spans: list[tuple[int, int]]) -> None:
             )
 
 
-def _currency(text: str, stated: str | None, default: str | None) -> str:
+def _currency(text: str, stated: str | None, default: str | None, local: str | None) -> str:
     found: set[str] = set()
     spans: list[tuple[int, int]] = []
     for match in _MARKER_RE.finditer(text):
@@ -149,7 +162,7 @@ def _currency(text: str, stated: str | None, default: str | None) -> str:
                 found.add(check_code(prefix, text))
             code = FAMILIES["$"]
         if isinstance(code, Family):
-            found.add(_pick(code, marker, stated, default, text))
+            found.add(_pick(code, marker, stated, default, text, local))
         elif code is not None:
             found.add(check_code(code, text))
     _unknown_markers(text, spans)
@@ -173,7 +186,11 @@ def _currency(text: str, stated: str | None, default: str | None) -> str:
 
 
 def _parse(
-    text: str, stated: str | None, default: str | None, decimal_separator: str | None
+    text: str,
+    stated: str | None,
+    default: str | None,
+    decimal_separator: str | None,
+    local: str | None = None,
 ) -> Money:
     if not isinstance(text, str):
         raise ParseError(ParseReason.INVALID_TYPE, "a price text is a string", snippet=repr(text))
@@ -184,7 +201,7 @@ def _parse(
         raise ParseError(ParseReason.INVALID_VALUE, f"{what} in a price", snippet=text)
     if _MULTIPLIER.search(text) or _MINUS.search(text):
         raise ParseError(ParseReason.INVALID_VALUE, "a multiplier or a sign", snippet=text)
-    currency = _currency(text, stated, default)
+    currency = _currency(text, stated, default, local)
     if decimal_separator is None:
         check_grouping(numbers[0], currency, text)
         marks = [ch for ch in numbers[0] if ch in ".,"]
@@ -214,6 +231,7 @@ def parse_price(
     currency: str | None = None,
     decimal_separator: str | None = None,
     strict: bool = False,
+    locale: str | None = None,
 ) -> Money | None:
     """Read one displayed price.
 
@@ -226,6 +244,10 @@ def parse_price(
             takes it.
         decimal_separator: ``"."`` or ``","`` when the source is known; else price-parser guesses.
         strict: raise instead of returning ``None``.
+        locale: the source's locale or country (``zh-TW``, ``sv_SE``, ``HK``): picks the member
+            of a shared sign after ``currency`` and ``default_currency`` (``元`` is TWD in
+            ``zh-TW``, HKD in ``zh-HK``, else CNY; ``kr`` is SEK in ``sv-SE``); never the
+            currency of a text without a marker.
 
     Returns:
         The :class:`Money`, or ``None`` when the text is refused (see the module docstring).
@@ -245,7 +267,7 @@ def parse_price(
     except ParseError as exc:
         raise ValueError(str(exc)) from None
     try:
-        return _parse(text, stated, default, decimal_separator)
+        return _parse(text, stated, default, decimal_separator, locale_currency(locale))
     except ParseError:
         if strict:
             raise

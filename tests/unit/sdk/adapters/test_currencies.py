@@ -11,6 +11,7 @@ from rareindex_connectors.adapters._currencies import (
     FAMILIES,
     NAMED,
     Family,
+    locale_currency,
     marker_code,
 )
 from rareindex_connectors.adapters.prices import parse_price
@@ -232,3 +233,60 @@ def test_rupees_keep_their_lakh_grouping() -> None:
     with pytest.raises(ParseError) as info:
         parse_price("€1,23,456", strict=True)
     assert info.value.reason is ParseReason.INVALID_VALUE
+
+
+@pytest.mark.parametrize(
+    ("locale", "currency"),
+    [
+        (None, "CNY"),
+        ("zh-CN", "CNY"),
+        ("zh_Hans", "CNY"),
+        ("en-US", "CNY"),  # a locale that says nothing about 元: the default reading
+        ("zh-TW", "TWD"),
+        ("zh_TW", "TWD"),
+        ("zh_Hant", "TWD"),
+        ("zh-Hant-TW", "TWD"),
+        ("TW", "TWD"),
+        ("zh-HK", "HKD"),
+        ("zh-Hant-HK", "HKD"),
+        ("HK", "HKD"),
+    ],
+)
+def test_yuan_is_cny_unless_the_locale_says_taiwan_or_hong_kong(
+    locale: str | None, currency: str
+) -> None:
+    expected = Money(amount="1160", currency=currency)
+    assert parse_price("1,160元", locale=locale) == expected
+    assert parse_price("1160 元", locale=locale, strict=True) == expected
+    assert parse_money("1,160元", locale=locale) == expected
+    assert parse_money("1160 元", fallback="CHF", locale=locale) == expected  # no member: ignored
+
+
+def test_yuan_takes_the_stated_or_default_member_before_the_locale() -> None:
+    assert parse_price("88元", default_currency="TWD") == Money(amount="88", currency="TWD")
+    assert parse_price("88元", currency="HKD", locale="zh-TW") == Money(amount="88", currency="HKD")
+    assert parse_money("88元", currency="TWD") == Money(amount="88", currency="TWD")
+    assert parse_money("88元", fallback="HKD", locale="zh-TW") == Money(amount="88", currency="HKD")
+    # A stated currency that no 元 can be is a mismatch, never overridden by the locale.
+    assert parse_price("88元", currency="JPY", locale="zh-TW") is None
+    with pytest.raises(ParseError) as refused:
+        parse_money("88元", currency="USD", locale="zh-TW")
+    assert refused.value.reason is ParseReason.CURRENCY_MISMATCH
+
+
+def test_a_locale_never_names_the_currency_of_a_text_without_a_marker() -> None:
+    assert parse_price("1160", locale="zh-TW") is None
+    with pytest.raises(ParseError) as refused:
+        parse_money("1160", locale="zh-TW")
+    assert refused.value.reason is ParseReason.UNKNOWN_CURRENCY
+    # ...nor overrides a marker that names one currency.
+    assert parse_price("CN¥ 88", locale="zh-TW") == Money(amount="88", currency="CNY")
+    assert parse_price("NT$ 1,160", locale="zh-HK") == Money(amount="1160", currency="TWD")
+
+
+def test_kr_takes_the_locales_krona_the_same_way() -> None:
+    assert parse_price("120 kr") is None  # which krone? still refused without a hint
+    for locale, currency in [("sv-SE", "SEK"), ("nb_NO", "NOK"), ("da-DK", "DKK"), ("is", "ISK")]:
+        assert parse_price("120 kr", locale=locale) == Money(amount="120", currency=currency)
+        assert parse_money("120 kr", locale=locale) == Money(amount="120", currency=currency)
+    assert locale_currency("fr-FR") is None and locale_currency("") is None
