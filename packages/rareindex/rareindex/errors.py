@@ -1,16 +1,32 @@
-"""Errors of the index (storage, settings, registry). The SDK's errors stay the SDK's.
+"""Errors of the index (storage, settings, registry, API). The SDK's errors stay the SDK's.
+
+The whole tree: the classes of this module, and those defined beside the code that raises them
+(module in brackets). ``tests/unit/rareindex/test_errors_tree.py`` checks that it is complete.
 
 ```
 RareIndexError
-  ConfigError          bad RI_* setting or connector file: one line, with the fix
-  DatabaseError        the database is unreachable or not migrated
-  ImmutableRecordError an attempt to change a raw record
-  UnknownCurrencyError a currency code without ECB reference rates: lists the supported codes
-  FxFileError          an FX file to load that is not an ECB history (zip or csv): says why
-  LookupRefused        a cert or listing lookup that cannot be done: .reason says why
-  InvalidWatchlist     a watchlist that names nothing or sets an impossible condition
-  NotFound             a watchlist or review item that does not exist (for this principal)
-  ReviewConflict       a review decision on an item already decided
+  ConfigError            bad RI_* setting or connector file: one line, with the fix
+  DatabaseError          the database is unreachable or not migrated
+    DatabaseUnavailable  our database went away mid-work: a crawl fails `database`, the API 503s
+      OperationalOutage  [storage.engine] a driver OperationalError, translated (still one)
+      InterfaceOutage    [storage.engine] a driver InterfaceError, translated (still one)
+  ImmutableRecordError   an attempt to change a raw record
+  UnknownCurrencyError   a currency code without ECB reference rates: lists the supported codes
+  FxFileError            an FX file to load that is not an ECB history (zip or csv): says why
+  LookupRefused          a cert or listing lookup that cannot be done: .reason says why
+  InvalidWatchlist       a watchlist that names nothing or sets an impossible condition
+  NotFound               a watchlist or review item that does not exist (for this principal)
+  ReviewConflict         a review decision on an item already decided
+  ApiError               [api.errors] an API answer other than success: status, code, sentence
+  BackfillError          [storage.backfills] a campaign move its state forbids
+  SliceBusy              [storage.backfills] a backfill slice whose run is held by a live lease
+  ConnectorNotFound      [storage.admin_queries] no stored connector with that id
+  StatusConflict         [storage.admin_queries] a status change the connector's status forbids
+  CursorExpired          [storage.events_store] an events cursor older than the retention horizon
+  LeaseLost              [storage.runs] this worker's run lease was taken over: stop, uncommitted
+  RunBusy                [storage.runs] the connector already has a queued or running crawl
+  RunNotClaimable        [storage.runs] the run is finished or held under a live lease elsewhere
+  TokenError             [storage.tokens] a token command that cannot be done
 ```
 
 Every ``RareIndexError`` message is one line a newcomer can act on; the CLI prints it without a
@@ -24,6 +40,7 @@ from typing import Literal
 __all__ = [
     "ConfigError",
     "DatabaseError",
+    "DatabaseUnavailable",
     "FxFileError",
     "ImmutableRecordError",
     "InvalidWatchlist",
@@ -46,6 +63,13 @@ class ConfigError(RareIndexError):
 
 class DatabaseError(RareIndexError):
     """The database cannot be reached or its schema is not at the expected revision."""
+
+
+class DatabaseUnavailable(DatabaseError):
+    """Our own database went away mid-work (a lost connection, a server restarting), not a wrong
+    statement. Storage translates every driver outage into it at the engine
+    (:mod:`rareindex.storage.engine`): a crawl records the run's failure as ``database`` (the
+    scheduler retries it soon) and the API answers 503 ``database_unavailable``."""
 
 
 class ImmutableRecordError(RareIndexError):

@@ -1,7 +1,8 @@
 """One error shape for every failure: ``{"error": "<code>", "detail": "<one sentence>"}``.
 
-Routes raise :class:`ApiError`; the handlers installed by :func:`install_error_handlers` also turn
-FastAPI's own 404/405, request-validation errors, a database outage (503
+Routes raise :class:`ApiError` (a :class:`~rareindex.errors.RareIndexError`); the handlers installed
+by :func:`install_error_handlers` also turn FastAPI's own 404/405, request-validation errors, a
+database outage (storage's :class:`~rareindex.errors.DatabaseUnavailable`: 503
 ``database_unavailable``, with ``Retry-After``) and unexpected exceptions (500, logged as
 ``api.failed`` with the traceback) into that shape, so a client parses one thing — and
 :func:`install_error_handlers` says so in the OpenAPI document: every 422 there is an
@@ -19,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..storage import is_database_outage
+from ..errors import DatabaseUnavailable, RareIndexError
 from .schemas import ErrorBody
 
 __all__ = ["ApiError", "error_responses", "install_error_handlers"]
@@ -29,7 +30,7 @@ log = structlog.get_logger(__name__)
 _CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 422: "bad_request"}
 
 
-class ApiError(Exception):
+class ApiError(RareIndexError):
     """An answer other than success, with its status, code and sentence."""
 
     def __init__(
@@ -86,7 +87,7 @@ async def _validation_error(request: Request, exc: Exception) -> Any:
 
 async def _unexpected(request: Request, exc: Exception) -> Any:
     route = getattr(request.scope.get("route"), "path", "(unmatched)")
-    if is_database_outage(exc):  # the dependency is down, not the route wrong: say which
+    if isinstance(exc, DatabaseUnavailable):  # storage translated it: the dependency is down
         log.warning("api.database_unavailable", route=route, error=type(exc).__name__)
         return _json(
             503,

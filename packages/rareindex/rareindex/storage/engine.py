@@ -4,10 +4,23 @@ SQLite (embedded) gets WAL, foreign keys, a busy timeout, ``synchronous=NORMAL``
 ``ri_fx_convert`` function of the multi-currency views on every connection; PostgreSQL (fleet)
 gets a pre-ping pool: a restarted server costs a retry, not a crash.
 
+Outages are translated here, at the engine: every engine :func:`make_engine` builds turns a
+driver's ``OperationalError`` or ``InterfaceError`` (a lost connection, a server restarting, an
+unreadable file) into :class:`OperationalOutage` / :class:`InterfaceOutage`. Both are a
+:class:`~rareindex.errors.DatabaseUnavailable` of the app's error tree *and* still the SQLAlchemy
+error they were, so ``except OperationalError`` / ``except SQLAlchemyError`` and their messages are
+unchanged. The API answers them 503 ``database_unavailable``; a crawl records them as ``database``.
+
 Example:
     >>> engine = make_engine("sqlite://")
     >>> engine.dialect.name
     'sqlite'
+    >>> from sqlalchemy import text
+    >>> with engine.connect() as conn:
+    ...     conn.execute(text("SELECT * FROM no_such_table"))
+    Traceback (most recent call last):
+    ...
+    rareindex.storage.engine.OperationalOutage: (sqlite3.OperationalError) no such table: ...
 """
 
 from __future__ import annotations
@@ -17,13 +30,58 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy import Engine, ExceptionContext, create_engine, event, text
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from ..errors import DatabaseError
+from ..errors import DatabaseError, DatabaseUnavailable
 from .schema.fx import exact_convert
 
-__all__ = ["check_connection", "is_database_outage", "make_engine"]
+__all__ = [
+    "InterfaceOutage",
+    "OperationalOutage",
+    "check_connection",
+    "is_database_outage",
+    "make_engine",
+]
+
+
+class OperationalOutage(DatabaseUnavailable, OperationalError):
+    """A driver ``OperationalError`` translated into the app's tree; still an ``OperationalError``
+    (same statement, parameters, ``orig`` and message)."""
+
+
+class InterfaceOutage(DatabaseUnavailable, InterfaceError):
+    """A driver ``InterfaceError`` translated into the app's tree; still an ``InterfaceError``."""
+
+
+_OUTAGES: tuple[tuple[type[DBAPIError], type[DBAPIError]], ...] = (
+    (OperationalError, OperationalOutage),
+    (InterfaceError, InterfaceOutage),
+)
+
+
+def _translate_outage(context: ExceptionContext) -> BaseException | None:
+    """``handle_error``: the outage as :class:`DatabaseUnavailable`; other errors unchanged. A
+    pre-ping's failure is the pool's to handle (it reconnects), so it is left alone."""
+    exc = context.sqlalchemy_exception
+    if (
+        context.is_pre_ping
+        or not isinstance(exc, DBAPIError)
+        or isinstance(exc, DatabaseUnavailable)
+    ):
+        return None
+    for driver, outage in _OUTAGES:
+        if isinstance(exc, driver) and exc.orig is not None:
+            return outage(
+                exc.statement,
+                exc.params,
+                exc.orig,
+                hide_parameters=exc.hide_parameters,
+                connection_invalidated=exc.connection_invalidated,
+                code=exc.code,
+                ismulti=exc.ismulti,
+            )
+    return None
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -40,8 +98,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
-    return create_engine(url, pool_pre_ping=True, **kwargs)
+    else:
+        engine = create_engine(url, pool_pre_ping=True, **kwargs)
+    event.listen(engine, "handle_error", _translate_outage)
+    return engine
 
 
 def _json_dumps(value: Any) -> str:
@@ -74,8 +134,11 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def is_database_outage(exc: BaseException) -> bool:
     """Whether ``exc`` says our own database went away (a lost connection, a server restarting),
     not that a statement was wrong: the crawler records such a run as ``database``, and the
-    scheduler retries it soon instead of waiting the source's refresh interval."""
-    return isinstance(exc, OperationalError | InterfaceError)
+    scheduler retries it soon instead of waiting the source's refresh interval.
+
+    Engines from :func:`make_engine` raise :class:`DatabaseUnavailable` already; a bare driver
+    error (an engine built elsewhere, a test's own ``OperationalError``) counts too."""
+    return isinstance(exc, DatabaseUnavailable | OperationalError | InterfaceError)
 
 
 def check_connection(engine: Engine) -> None:
