@@ -23,9 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from bisect import bisect_right
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -33,33 +32,23 @@ import structlog
 
 from ..settings import Settings
 from ..storage import Engine
-from ..storage.events_store import CursorExpired, EventFilter, head, read_after, read_page
+from ..storage.events_store import (
+    CursorExpired,
+    EventFilter,
+    event_json,
+    head,
+    read_after,
+    read_page,
+)
 from ..storage.outbox import NOTIFY_CHANNEL
 
-__all__ = ["RECENT", "EventHub", "Subscription", "event_json", "sse_frame"]
+__all__ = ["RECENT", "EventHub", "Subscription", "sse_frame"]
 
 log = structlog.get_logger(__name__)
 
 RECENT = 5000
 """Frames the hub keeps in memory: a subscriber less far behind reads no database."""
 _PAGE = 1000
-
-
-def event_json(event: Mapping[str, Any], watchlists: Sequence[str] = ()) -> dict[str, Any]:
-    """An event as the API sends it (``created_at`` in ISO-8601, the watchlists it matched)."""
-    created: datetime = event["created_at"]
-    return {
-        "cursor": event["cursor"],
-        "type": event["type"],
-        "stream": event["stream"],
-        "category": event["category"],
-        "asset_id": event["asset_id"],
-        "variant_id": event["variant_id"],
-        "connector_id": event["connector_id"],
-        "payload": event["payload"],
-        "created_at": created.isoformat().replace("+00:00", "Z"),
-        "watchlists": list(watchlists),
-    }
 
 
 def sse_frame(kind: str, data: Mapping[str, Any], cursor: int | None = None) -> bytes:

@@ -31,6 +31,7 @@ from . import (
     db_cmd,
     deadletters_cmd,
     demo_cmd,
+    events_cmd,
     fakeweb_cmd,
     fx_cmd,
     health_cmd,
@@ -61,6 +62,7 @@ app.add_typer(tokens_cmd.app, name="tokens")
 app.add_typer(fx_cmd.app, name="fx")
 app.add_typer(index_cmd.app, name="index")
 app.add_typer(deadletters_cmd.app, name="deadletters")
+app.add_typer(events_cmd.app, name="events")
 app.add_typer(watchlists_cmd.app, name="watchlists")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)

@@ -29,9 +29,10 @@ __all__ = [
     "Head",
     "Page",
     "PruneResult",
+    "check_cursor",
+    "event_json",
     "head",
     "prune",
-    "check_cursor",
     "read_after",
     "read_page",
 ]
@@ -86,6 +87,23 @@ class EventFilter:
             if accepted:
                 statement = statement.where(events.c[column].in_(accepted))
         return statement
+
+
+def event_json(event: Mapping[str, Any], watchlists: Sequence[str] = ()) -> dict[str, Any]:
+    """An event as the API sends it (``created_at`` in ISO-8601, the watchlists it matched)."""
+    created: datetime = event["created_at"]
+    return {
+        "cursor": event["cursor"],
+        "type": event["type"],
+        "stream": event["stream"],
+        "category": event["category"],
+        "asset_id": event["asset_id"],
+        "variant_id": event["variant_id"],
+        "connector_id": event["connector_id"],
+        "payload": event["payload"],
+        "created_at": created.isoformat().replace("+00:00", "Z"),
+        "watchlists": list(watchlists),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,11 +27,11 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import Field
 
 from ...errors import NotFound
-from ...storage.events_store import CursorExpired, EventFilter, head, read_page
+from ...storage.events_store import CursorExpired, EventFilter, event_json, head, read_page
 from ...storage.tokens import TokenInfo, authenticate
 from ..auth import _bearer, require_token
 from ..errors import ApiError, error_responses
-from ..event_hub import EventHub, Subscription, event_json
+from ..event_hub import EventHub, Subscription
 from ..schemas import _Out
 from ..state import ApiState, api_state
 
