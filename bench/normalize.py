@@ -95,7 +95,7 @@ class Stage:
 def crawl_fake_web(root: Path, slugs: Sequence[str] | None) -> tuple[float, Path]:
     """Crawl the fake web into ``root/crawled.db`` as the demo does; the seconds it took and the
     blob directory (the settings' ``blob_dir`` under ``root``)."""
-    from rareindex.cli._fakeweb import fake_web_settings
+    from rareindex.cli import fake_web_settings
     from rareindex.cli.crawl_cmd import crawl_connectors
     from rareindex.settings import Settings
     from rareindex.storage import make_engine, upgrade

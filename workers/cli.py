@@ -20,9 +20,8 @@ from typing import Annotated
 import dramatiq
 import typer
 
-from rareindex.cli import api_cmd, app, deadletters_cmd
+from rareindex.cli import api_cmd, app, console, database, deadletters_cmd, errors, settings_of
 from rareindex.cli import main as run_app
-from rareindex.cli._common import console, database, errors, settings_of
 from rareindex.cli.connectors_cmd import report_problems
 from rareindex.crawl import run_queued
 from rareindex.errors import ConfigError, LookupRefused

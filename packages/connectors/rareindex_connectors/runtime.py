@@ -33,6 +33,7 @@ from ._engines import (
     bot_user_agent,
 )
 from ._gates import GateBackend, HostGates, MemoryGateBackend, Permit, RedisGateBackend
+from ._gates.filelock import FileGateBackend
 from ._policy import DomainPolicy, PolicySet, registrable_domain
 from ._router import CostEntry, EngineStats, Router
 from ._session import RouterSession, Validators
@@ -50,6 +51,7 @@ __all__ = [
     "Engine",
     "EngineStats",
     "FetchRequest",
+    "FileGateBackend",
     "FirecrawlEngine",
     "GateBackend",
     "HostGates",

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rareindex_connectors import ConnectorMeta, EngineName
-from rareindex_connectors._gates.filelock import FileGateBackend
 from rareindex_connectors.runtime import (
     ApiEngine,
     CostEntry,
+    FileGateBackend,
     FirecrawlEngine,
     GateBackend,
     HostGates,

@@ -92,6 +92,7 @@ RUNTIME_EXPECTED = {
     "Engine",
     "EngineStats",
     "FetchRequest",
+    "FileGateBackend",
     "FirecrawlEngine",
     "GateBackend",
     "HostGates",
