@@ -14,12 +14,13 @@ docs/domain.md#observations-and-prices). Grade, condition and flags come from th
 (``lift_grading``: ``NOT PSA``, ``PSA 10?``, ``comp`` give no grade); ``is_lot`` from the title or
 ``lotSize``; the category from the item specifics.
 
-``identifiers.cert_number`` (docs/certificates.md#1-attribution-rules): from the title when 7-10
-digits (``-NNN`` allowed) sit within 4 tokens of a grader token or ``Cert#`` whose nearest grader is
-the item's, and the title does not negate or speculate on a grade without also stating one (card
-numbers, serials, years and 12-digit item ids never match; a bare number stays out). Otherwise the
-specifics' ``Certification Number`` when they name the ``Professional Grader`` and it agrees with
-the title. Title and specifics disagreeing: no cert, flag ``cert_conflict``.
+``identifiers.cert_number``: from the title by the SDK's rule (``adapters.extract_certs``,
+docs/certificates.md#1-attribution-rules, the one the index reads titles with): the one number
+attributed to the item's grader or labelled ``Cert#``, when the title does not negate or speculate
+on a grade without also stating one (card numbers, serials, years and 12-digit item ids never
+match; a bare number stays out). Otherwise the specifics' ``Certification Number`` when they
+name the ``Professional Grader`` and it agrees with the title. Title and specifics disagreeing: no
+cert, flag ``cert_conflict``.
 
 Cursor: ``{"page": n, "sweeps": s}`` once page ``n - 1``'s items are yielded; a finished sweep
 leaves ``{"page": 1, "sweeps": s + 1}`` (new sales land on page 1). ``max_pages`` = search pages.
@@ -59,6 +60,7 @@ from rareindex_connectors.adapters import (
     PageNumber,
     PageRequest,
     TitleFacts,
+    extract_certs,
     lift_grading,
     next_data,
     paginate,
@@ -70,10 +72,6 @@ ITEM = re.compile(r"^https?://market\.fake\.test(?::\d+)?/itm/(\d{6,20})/?(?:[?#
 MAX_SEARCH_PAGES = 100
 _CATEGORY = {"Player/Athlete": "sports_card", "Character": "tcg_card"}
 _CATEGORY |= {"Series Title": "comic", "Denomination": "coin"}
-_GRADER = re.compile(r"^(?:PSA|BGS|BECKETT|CGC|SGC|PCGS|NGC)$", re.IGNORECASE)
-_CERT = re.compile(r"^cert(?:ification)?(?:no\.?|#|:)?$", re.IGNORECASE)
-_NUMBER = re.compile(r"^(?P<cert>cert#?:?)?#?(?P<n>\d{7,10}(?:-\d{3})?)$", re.IGNORECASE)
-_NEAR = 4
 
 
 class _Results(HTMLParser):
@@ -101,22 +99,15 @@ def _results(result: FetchResult) -> Extracted:
 
 
 def _title_cert(title: str, facts: TitleFacts) -> str | None:
-    """The cert the rules of docs/certificates.md#1-attribution-rules attribute to this item's
-    grader in ``title``, or None."""
-    tokens = [t.strip(",;()[]") for t in title.split()]
-    anchors = {i: t.upper() for i, t in enumerate(tokens) if _GRADER.match(t) or _CERT.match(t)}
-    found: set[str] = set()
-    for i, token in enumerate(tokens):
-        if (m := _NUMBER.match(token)) is None:
-            continue
-        near = sorted((abs(i - j), j > i, name) for j, name in anchors.items() if j != i)
-        if m["cert"]:
-            found.add(m["n"])
-        elif near and near[0][0] <= _NEAR:
-            name = "BGS" if near[0][2] == "BECKETT" else near[0][2]
-            if _GRADER.match(name) and facts.grading and name != facts.grading.grader:
-                continue  # nearest a negated or second grader ("crossed from BGS 9.5 …")
-            found.add(m["n"])
+    """The cert the rules of docs/certificates.md#1-attribution-rules (:func:`extract_certs`)
+    attribute to this item's grader in ``title``, or None: a number labelled ``Cert#`` counts
+    whoever's it is; a number attributed to another grader ("crossed from BGS 9.5 …") does not."""
+    grader = facts.grading.grader if facts.grading else None
+    found = set()
+    for m in extract_certs(title):
+        ours = m.attribution == "attributed" and (grader is None or m.grader == grader)
+        if "lookup_url" not in m.flags and ("cert_label" in m.flags or ours):
+            found.add(m.number)
     return found.pop() if len(found) == 1 else None
 
 

@@ -10,6 +10,7 @@ Nothing is silently skipped.
 ``woocommerce``    Store API pages -> listings (minor units from the feed's own unit)
 ``prices``         price strings with symbols and locale separators -> :class:`Money`
 ``titles``         grades, graders, conditions and lot/negation flags from titles
+``certs``          certificate numbers in titles and item specifics, attributed to a grader
 ``pagination``     paging loops with safety nets (repeated page, max pages, totals)
 ``sitemaps``       sitemap indexes and urlsets, gzip, lastmod filters, no XXE
 ``robots``         robots.txt rules per user-agent group (protego)
@@ -27,6 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
     from ._rejected import Rejected
+    from .certs import (
+        GRADERS,
+        CertMention,
+        extract_certs,
+    )
     from .embedded import (
         MAX_HTML_BYTES,
         inline_json,
@@ -130,6 +136,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time they load on firs
 
 _MODULE_OF: dict[str, str] = {
     "BarcodeKind": "storefront",
+    "CertMention": "certs",
     "CONDITIONS": "titles",
     "EDITIONS": "titles",
     "Cursor": "pagination",
@@ -138,6 +145,7 @@ _MODULE_OF: dict[str, str] = {
     "FeedNote": "storefront",
     "FeedPage": "storefront",
     "FeedResult": "feeds",
+    "GRADERS": "certs",
     "GradeScan": "grades",
     "LinkHeader": "pagination",
     "MAX_FEED_BYTES": "feeds",
@@ -175,6 +183,7 @@ _MODULE_OF: dict[str, str] = {
     "category_from_labels": "storefront",
     "extract_shopify_page": "shopify",
     "extract_structured": "structured",
+    "extract_certs": "certs",
     "edition_of": "titles",
     "extract_woo_page": "woocommerce",
     "filter_since": "sitemaps",
@@ -209,6 +218,7 @@ _MODULE_OF: dict[str, str] = {
 __all__ = [
     "CONDITIONS",
     "EDITIONS",
+    "GRADERS",
     "MAX_FEED_BYTES",
     "MAX_HTML_BYTES",
     "MAX_PDF_BYTES",
@@ -221,6 +231,7 @@ __all__ = [
     "WOO_MAX_PER_PAGE",
     "WOO_PRODUCTS_PATH",
     "BarcodeKind",
+    "CertMention",
     "Cursor",
     "Extracted",
     "Extractor",
@@ -252,6 +263,7 @@ __all__ = [
     "barcode_kind",
     "category_from_labels",
     "edition_of",
+    "extract_certs",
     "extract_shopify_page",
     "extract_structured",
     "extract_woo_page",
