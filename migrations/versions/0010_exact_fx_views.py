@@ -22,8 +22,8 @@ from alembic import op
 
 from rareindex.storage.schema.fx import (
     PG_FX_CONVERT,
-    multi_currency_view_sql,
     multi_currency_view_sql_0001,
+    multi_currency_view_sql_0010,
 )
 
 revision = "0010"
@@ -44,7 +44,7 @@ def upgrade() -> None:
     op.create_index("ix_fx_rates_currency_date", "fx_rates", ["currency", "rate_date"])
     if dialect == "postgresql":
         op.execute(PG_FX_CONVERT)
-    _replace_views(multi_currency_view_sql(dialect))
+    _replace_views(multi_currency_view_sql_0010(dialect))
 
 
 def downgrade() -> None:

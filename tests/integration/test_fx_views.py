@@ -1,19 +1,25 @@
 """The multi-currency views agree with :func:`rareindex.fx.convert` to the cent on SQLite and
 PostgreSQL: a sale or listing on a weekend or TARGET holiday is priced at the previous ECB
 publication day's rates, every currency the ECB publishes converts (AUD, CHF…), one it does not
-(KWD) is NULL with its reason, and each row carries the day of its rate."""
+(KWD) is NULL with its reason, and each row carries the day of its rate and whether that rate is
+stale (``fx_stale``, at ``fx_settings.stale_days``). SQLite's views read without RareIndex."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Connection, Engine, insert, text
 
 from rareindex.fx import convert, load_ecb_rates, rate_on
+from rareindex.settings import Settings
 from rareindex.storage import upgrade
+from rareindex.storage.fx_coverage import fx_coverage
+from rareindex.storage.fx_settings import set_stale_days, stale_days, sync_stale_days
 from rareindex.storage.schema import VIEW_CURRENCIES, connectors, listings, sales, sources
 from rareindex_connectors import currency_minor_unit
 
@@ -179,3 +185,88 @@ def test_the_full_history_loads_once(any_engine: Engine) -> None:
     assert load_ecb_rates(any_engine, currencies=few) == 0
     assert rate_on(any_engine, "EUR", date(1999, 1, 3)) is None
     assert rate_on(any_engine, "EUR", date(1999, 1, 4)) == Decimal("0.848248")  # 1 / 1.1789
+
+
+def _late_sale(engine: Engine, sale_id: str, when: datetime) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            insert(sales).values(
+                id=sale_id,
+                sale_date=when,
+                external_id=sale_id,
+                sale_type="auction",
+                price_basis="hammer",
+                price=Decimal("50.00"),
+                currency="GBP",
+                source_id="demo",
+                connector_id="demo-cards",
+                title="card",
+            )
+        )
+
+
+def test_fx_stale_is_the_views_flag_at_the_stored_threshold(engine: Engine) -> None:
+    # The loaded rates end on 10 January 2025: a sale on the 25th is priced at a 15-day-old rate.
+    _late_sale(engine, "sal_late", datetime(2025, 1, 25, 12, 0, tzinfo=UTC))
+    with engine.connect() as conn:
+        assert stale_days(conn) == 7  # migration 0015's row, RI_FX_STALE_DAYS's default
+        rows = _view(conn, "sales_multi_currency")
+        listed = _view(conn, "listings_multi_currency")
+    assert rows["sal_late"]["fx_rate_age_days"] == 15 and rows["sal_late"]["fx_stale"] == 1
+    assert rows["sal_late"]["fx_stale"] is not None and bool(rows["sal_late"]["fx_stale"])
+    for sale_id, *_ in SALES:  # a day or two behind: fresh at 7 days
+        assert rows[sale_id]["fx_stale"] is not None and not rows[sale_id]["fx_stale"], sale_id
+    assert rows["sal_kwd"]["fx_stale"] is None and rows["sal_early"]["fx_stale"] is None
+    assert all(row["fx_stale"] is not None and not row["fx_stale"] for row in listed.values())
+    with engine.connect() as conn:
+        cover = fx_coverage(conn)
+    assert cover.stale_days == 7 and cover.stale_sales == 1
+
+    assert set_stale_days(engine, 0) is True and set_stale_days(engine, 0) is False
+    with engine.connect() as conn:
+        rows = _view(conn, "sales_multi_currency")
+        cover = fx_coverage(conn)
+    flagged = {i for i, row in rows.items() if row["fx_stale"]}
+    aged = {i for i, row in rows.items() if (row["fx_rate_age_days"] or 0) > 0}
+    assert flagged == aged and "sal_late" in flagged and "sal_fri" not in flagged
+    # The API and the report count the view's flag, at the view's threshold.
+    assert cover.stale_days == 0 and cover.stale_sales == len(flagged)
+
+
+def test_ri_fx_stale_days_is_written_when_given(engine: Engine, tmp_path: Path) -> None:
+    assert sync_stale_days(engine, Settings(data_dir=tmp_path)) is False  # not given: kept
+    assert sync_stale_days(engine, Settings(data_dir=tmp_path, fx_stale_days=30)) is True
+    with engine.connect() as conn:
+        assert stale_days(conn) == 30
+        assert conn.execute(text("SELECT stale_days FROM fx_settings")).scalar_one() == 30
+
+
+def test_sqlite_views_read_without_rareindex(sqlite_engine: Engine) -> None:
+    """The plain sqlite3 module (no ri_fx_convert registered) reads both views, with the same
+    rows, to the cent, as RareIndex's connection and convert()."""
+    upgrade(sqlite_engine)
+    _seed(sqlite_engine)
+    load_ecb_rates(sqlite_engine, since=date(2024, 12, 20), until=date(2025, 1, 10))
+    _late_sale(sqlite_engine, "sal_late", datetime(2025, 1, 25, 12, 0, tzinfo=UTC))
+    path = sqlite_engine.url.database
+    assert path
+    bare = sqlite3.connect(path)
+    bare.row_factory = sqlite3.Row
+    try:
+        for name in ("sales_multi_currency", "listings_multi_currency"):
+            plain = {r["id"]: dict(r) for r in bare.execute(f"SELECT * FROM {name}")}  # noqa: S608
+            with sqlite_engine.connect() as conn:
+                ours = _view(conn, name)
+            assert plain == ours and plain, name
+        row = bare.execute(
+            "SELECT price_usd, fx_stale FROM sales_multi_currency WHERE id = 'sal_aud'"
+        ).fetchone()
+        assert tuple(row) == ("767.98", 0)
+    finally:
+        bare.close()
+    with sqlite_engine.connect() as conn:
+        for sale_id, when, price, currency, _ in SALES:
+            viewed = _view(conn, "sales_multi_currency")[sale_id]
+            for target in VIEW_CURRENCIES:
+                expected = convert(conn, Decimal(price), currency, target, when)
+                assert viewed[f"price_{target.lower()}"] == format(expected, "f"), sale_id

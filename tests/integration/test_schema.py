@@ -4,6 +4,8 @@ the database itself enforces (insert-only raw records, partitioned big tables on
 from __future__ import annotations
 
 import json
+import random
+import sqlite3
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -28,7 +30,11 @@ from rareindex.storage.schema import (
     sales,
     sources,
 )
-from rareindex.storage.schema.fx import exact_convert
+from rareindex.storage.schema.fx import (
+    exact_convert,
+    sqlite_exact_convert_sql,
+    sqlite_exact_layers,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -380,3 +386,69 @@ def test_ri_fx_convert_is_the_same_exact_function_on_both_databases(
             text(call), {"p": price, "f": from_rate, "t": to_rate, "m": minor}
         ).scalar_one()
     assert str(got) == expected == exact_convert(price, from_rate, to_rate, minor)
+
+
+@pytest.mark.parametrize(
+    ("price", "from_rate", "to_rate", "minor", "expected"),
+    [
+        ("1.005", "1", "1", 2, "1.00"),  # a tie: half to even
+        ("1.015", "1", "1", 2, "1.02"),
+        ("2.5", "1", "1", 0, "2"),
+        ("3.5", "1", "1", 0, "4"),
+        ("-2.5", "1", "1", 0, "-2"),
+        ("10000", "157.046657", "1", 2, "63.68"),
+        ("100.00", "0.796585", "157.046657", 0, "19715"),
+        ("999999.99", "0.000123", "16234.5", 2, "131987803558170.73"),
+        ("123456789012.345678", "16234.567891", "0.962001", 2, "7315596.90"),
+        ("0.000001", "1", "1", 2, "0.00"),
+    ],
+)
+def test_sqlite_plain_sql_conversion_is_ri_fx_convert(
+    price: str, from_rate: str, to_rate: str, minor: int, expected: str
+) -> None:
+    """What the SQLite views compute, through a bare sqlite3 connection (no function registered)."""
+    bare = sqlite3.connect(":memory:")
+    try:
+        got = bare.execute(
+            sqlite_exact_convert_sql(minor),
+            {"price": price, "from_rate": from_rate, "to_rate": to_rate},
+        ).fetchone()[0]
+    finally:
+        bare.close()
+    assert got == expected == exact_convert(price, from_rate, to_rate, minor).replace("-0", "0")
+
+
+def test_sqlite_plain_sql_conversion_matches_exact_convert_on_random_values() -> None:
+    """5,000 prices (0 to 6 decimals, up to 10^13) and ECB-sized rates: the integer arithmetic
+    in SQL equals the decimal one, ties and all; only results past 2^63 minor units are NULL."""
+    rng = random.Random(17)
+    cases = []
+    for _ in range(5000):
+        scale = rng.choice([0, 1, 2, 3, 6])
+        price = Decimal(rng.randint(1, 10 ** rng.randint(1, 13))).scaleb(-scale)
+        if rng.random() < 0.1:  # ties on purpose: x.xx5 at the minor unit
+            price = Decimal(rng.randint(1, 10**8) * 10 + 5).scaleb(-3)
+        rates = [
+            Decimal(1) if rng.random() < 0.2 else Decimal(rng.randint(1, 2 * 10**10)).scaleb(-6)
+            for _ in range(2)
+        ]
+        cases.append((format(price, "f"), *(format(r, "f") for r in rates), rng.choice([0, 2, 3])))
+    bare = sqlite3.connect(":memory:")
+    try:
+        for minor in (0, 2, 3):
+            chosen = [c for c in cases if c[3] == minor]
+            values = ", ".join(["(?, ?, ?)"] * len(chosen))
+            source = (
+                "SELECT column1 AS price, column2 AS from_rate, column3 AS rate_x "  # noqa: S608
+                f"FROM (VALUES {values})"
+            )
+            query = f"SELECT price, from_rate, rate_x, x_price_x FROM ({sqlite_exact_layers(source, {'X': minor})})"  # noqa: E501,S608
+            params = [v for c in chosen for v in c[:3]]
+            for price, from_rate, to_rate, got in bare.execute(query, params):
+                expected = exact_convert(price, from_rate, to_rate, minor)
+                if got is None:
+                    assert abs(Decimal(expected)).scaleb(minor) >= 2**63 // 10**6
+                else:
+                    assert got == expected, (price, from_rate, to_rate, minor)
+    finally:
+        bare.close()

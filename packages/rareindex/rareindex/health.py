@@ -53,7 +53,13 @@ to ``details["reasons"]`` and the state is the worst of them (BROKEN > DEGRADED 
 13  DEGRADED     breaker_half_open     a host's breaker is half-open
 14  DEGRADED     probe_failed          the light probe (run only while the data is fresh)
                                        reported anything but UP, or failed to run
-15  UP           (none)                no row fired
+15  DEGRADED     quarantine_jump       the share of its observations the review queue
+                                       quarantined in the last ``quarantine_window_hours``
+                                       [24] is at least ``quarantine_min_share`` [0.1], over
+                                       at least ``quarantine_min_count`` [5] of them, and
+                                       more than ``quarantine_jump_factor`` [3] x its share
+                                       over the ``quarantine_baseline_days`` [7] before
+16  UP           (none)                no row fired
 === ============ ===================== ====================================================
 
 Example:
@@ -88,10 +94,12 @@ __all__ = [
     "HealthRules",
     "HealthSnapshot",
     "ProbeResult",
+    "QuarantineShare",
     "RunRecord",
     "assess",
     "freshness_seconds",
     "is_fresh",
+    "quarantine_jumped",
     "worst_breaker",
 ]
 
@@ -119,6 +127,7 @@ class HealthReason(StrEnum):
     STALE = "stale"
     BREAKER_HALF_OPEN = "breaker_half_open"
     PROBE_FAILED = "probe_failed"
+    QUARANTINE_JUMP = "quarantine_jump"
 
 
 _BROKEN_REASONS = frozenset(
@@ -147,6 +156,11 @@ class HealthRules:
     min_records_ratio: float = 0.5
     stale_factor: float = 2.0
     drift_window_days: int = 7
+    quarantine_window_hours: int = 24
+    quarantine_baseline_days: int = 7
+    quarantine_min_count: int = 5
+    quarantine_min_share: float = 0.1
+    quarantine_jump_factor: float = 3.0
 
     @property
     def runs_to_load(self) -> int:
@@ -208,6 +222,36 @@ class ProbeResult:
 
 
 @dataclass(frozen=True, slots=True)
+class QuarantineShare:
+    """The connector's index observations (sales, auction results, asks) written in the recent
+    window and in the baseline before it, and how many of each the review queue quarantined."""
+
+    recent: int = 0
+    recent_quarantined: int = 0
+    baseline: int = 0
+    baseline_quarantined: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "recent": self.recent,
+            "recent_quarantined": self.recent_quarantined,
+            "recent_share": _ratio(self.recent_quarantined, self.recent),
+            "baseline": self.baseline,
+            "baseline_quarantined": self.baseline_quarantined,
+            "baseline_share": _ratio(self.baseline_quarantined, self.baseline),
+        }
+
+
+def quarantine_jumped(share: QuarantineShare | None, rules: HealthRules) -> bool:
+    """Row 15: the recent quarantined share is high, and well above the baseline's."""
+    if share is None or share.recent_quarantined < rules.quarantine_min_count:
+        return False
+    recent = share.recent_quarantined / share.recent if share.recent else 0.0
+    baseline = share.baseline_quarantined / share.baseline if share.baseline else 0.0
+    return recent >= rules.quarantine_min_share and recent > rules.quarantine_jump_factor * baseline
+
+
+@dataclass(frozen=True, slots=True)
 class HealthInputs:
     """Everything :func:`assess` needs about one connector."""
 
@@ -226,6 +270,8 @@ class HealthInputs:
     probe: ProbeResult | None = None
     probe_skipped: str | None = None
     """Why no probe ran (``stale``, ``not_active``, ``disabled_by_caller``, ...)."""
+    quarantine: QuarantineShare | None = None
+    """What the review queue quarantined of its recent observations (row 15)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,6 +431,7 @@ def assess(inputs: HealthInputs, rules: HealthRules = DEFAULT_RULES) -> HealthSn
         ],
         "probe": inputs.probe.as_dict() if inputs.probe else None,
         "probe_skipped": inputs.probe_skipped,
+        "quarantine": inputs.quarantine.as_dict() if inputs.quarantine else None,
     }
     reasons = _reasons(
         inputs,
@@ -401,6 +448,7 @@ def assess(inputs: HealthInputs, rules: HealthRules = DEFAULT_RULES) -> HealthSn
         drift=bool(drift),
         freshness=freshness,
         interval_s=interval_s,
+        quarantine_jump=quarantine_jumped(inputs.quarantine, rules),
     )
     details["reasons"] = [str(reason) for reason in reasons]
     return HealthSnapshot(
@@ -433,8 +481,9 @@ def _reasons(
     drift: bool,
     freshness: int | None,
     interval_s: float,
+    quarantine_jump: bool = False,
 ) -> list[HealthReason]:
-    """Rows 1-14 of the rule table, in order."""
+    """Rows 1-15 of the rule table, in order."""
     status = inputs.connector_status
     if status == "disabled":  # row 1
         return [HealthReason.DISABLED]
@@ -484,6 +533,8 @@ def _reasons(
         reasons.append(HealthReason.BREAKER_HALF_OPEN)  # row 13
     if inputs.probe is not None and not inputs.probe.ok:
         reasons.append(HealthReason.PROBE_FAILED)  # row 14
+    if quarantine_jump:
+        reasons.append(HealthReason.QUARANTINE_JUMP)  # row 15
     return reasons
 
 

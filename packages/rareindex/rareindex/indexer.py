@@ -51,6 +51,7 @@ from rareindex_connectors import (
 from .observation_plan import RecordContext, RowPlan, lot_rows, plan_rows
 from .quality import flag_price_anomalies
 from .resolution import Decision, Resolver, asset_key, variant_key
+from .review import quarantine_batch
 from .storage import Engine
 from .storage.catalog_store import asset_ids_by_key, catalog_version, import_catalog, load_catalog
 from .storage.normalized_store import pending_normalized, set_decisions
@@ -79,6 +80,7 @@ class ResolveSummary:
     methods: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
     anomalies: int = 0
+    quarantined: int = 0
 
 
 class _ResolverCache:
@@ -126,6 +128,7 @@ def resolve_pending(
             matched=summary.matched,
             unmatched=summary.unmatched,
             anomalies=summary.anomalies,
+            quarantined=summary.quarantined,
         )
     return summary
 
@@ -231,6 +234,7 @@ def _resolve_batch(
     writes.flush(conn)
     set_decisions(conn, decisions)
     summary.anomalies += _flag_anomalies(conn, touched)
+    summary.quarantined += quarantine_batch(conn, writes.observations)  # review queue (issue 19)
     update_after_batch(conn, touched)  # the price index, once built (issue 18)
 
 

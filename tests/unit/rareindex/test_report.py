@@ -23,6 +23,7 @@ from rareindex.report import ChartPoint, load_report, price_chart, series_styles
 from rareindex.report._chart import linear_ticks, log_ticks, time_ticks
 from rareindex.report._format import age, compact_money, money, safe_href
 from rareindex.storage import upgrade
+from rareindex.storage.fx_settings import set_stale_days
 from rareindex.storage.schema import (
     asset_variants,
     assets,
@@ -473,7 +474,8 @@ def test_fx_staleness_and_the_sales_no_rate_prices_are_on_the_page(
     assert "FX rates: the newest ECB rate is of 2026-03-02, 4 days behind the newest sale." in fresh
     assert "Not priced (null): KWD 1 (no ECB rate), USD 1 (no rate on the date)." in fresh
     assert "FX rates stale" not in fresh and "(stale)" not in fresh
-    stale = _page(seeded, tmp_path, fx_stale_days=2)
+    set_stale_days(seeded, 2)  # what the views' fx_stale reads (RI_FX_STALE_DAYS, fx stale-days)
+    stale = _page(seeded, tmp_path)
     assert '<strong class="stale">FX rates stale</strong>' in stale
     assert "(more than 2); load a newer ECB file with <code>rareindex fx load PATH</code>" in stale
     assert "days older than the sale (stale)" in stale

@@ -106,6 +106,19 @@ def _document_guards(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+def _sync_fx_stale_days(engine: Engine, settings: Settings) -> None:
+    """RI_FX_STALE_DAYS, when set, into ``fx_settings`` (what the views' ``fx_stale`` reads). A
+    database that cannot take it now (unreachable, read-only) keeps its value: logged, not fatal."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ..storage.fx_settings import sync_stale_days
+
+    try:
+        sync_stale_days(engine, settings)
+    except SQLAlchemyError as exc:
+        log.warning("api.fx_stale_days_not_written", error=str(exc).splitlines()[0])
+
+
 def create_app(
     settings: Settings,
     *,
@@ -126,6 +139,7 @@ def create_app(
         requeue=requeue,
         schema_head=head_revision(migrations_dir=settings.migrations_dir),
     )
+    _sync_fx_stale_days(state.engine, settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -52,4 +52,7 @@ def migrated_database(settings: Settings) -> Engine:
             f"the database schema is at {current or 'nothing'}, the code needs {head}: "
             "run `rareindex db upgrade` first"
         )
+    from ..storage.fx_settings import sync_stale_days
+
+    sync_stale_days(engine, settings)  # RI_FX_STALE_DAYS, when set, is what the FX views read
     return engine

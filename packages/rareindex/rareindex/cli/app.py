@@ -40,6 +40,7 @@ from . import (
     replay_cmd,
     report_cmd,
     resolve_cmd,
+    review_cmd,
     tokens_cmd,
     watchlists_cmd,
 )
@@ -64,6 +65,7 @@ app.add_typer(index_cmd.app, name="index")
 app.add_typer(deadletters_cmd.app, name="deadletters")
 app.add_typer(events_cmd.app, name="events")
 app.add_typer(watchlists_cmd.app, name="watchlists")
+app.add_typer(review_cmd.app, name="review")
 app.command("demo")(demo_cmd.demo)
 app.command("crawl")(crawl_cmd.crawl)
 app.command("fakeweb")(fakeweb_cmd.fakeweb)

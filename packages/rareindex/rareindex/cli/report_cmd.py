@@ -76,7 +76,6 @@ def report(
         currency=currency,
         top=top,
         database=describe_database(settings),
-        fx_stale_days=settings.fx_stale_days,
     )
     typer.echo(str(path))
 
@@ -97,7 +96,6 @@ def demo_report(engine: Engine, settings: Settings, registry: Registry) -> Path:
         engine,
         default_report_dir(settings),
         database=describe_database(settings),
-        fx_stale_days=settings.fx_stale_days,
     )
     console.print(
         f"report: {path} (written in {time.perf_counter() - started:.1f} s; "

@@ -8,6 +8,7 @@ item (DOMAIN rules the normalizer and the resolver already flag):
 ``lot``                    several items sold together
 ``hidden_price``           an accepted best offer: the price shown is not the price paid
 ``flagged``                a rule flag that keeps it out of the index (reprint, custom, …)
+``quarantined``            held in the review queue (pending or rejected; see rareindex.review)
 ``anomaly``                its price observation was flagged a statistical outlier
 ``hammer_without_premium`` an auction hammer price whose buyer's premium is unknown
 ``no_fx_rate``             no ECB rate on or before the sale date for its currency
@@ -41,6 +42,7 @@ EXCLUSION_REASONS = (
     "lot",
     "hidden_price",
     "flagged",
+    "quarantined",
     "anomaly",
     "hammer_without_premium",
     "no_fx_rate",
@@ -71,6 +73,8 @@ class SaleRecord:
     flags: tuple[str, ...] = ()
     anomaly_reason: str | None = None
     set_id: str | None = None
+    quarantined: bool = False
+    """Held in the review queue: pending or rejected (an accepted sale enters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +115,8 @@ def exclusion_reason(record: SaleRecord) -> str | None:
         return "hidden_price"
     if record.flags and excluded_from_index(record.flags):
         return "flagged"
+    if record.quarantined:
+        return "quarantined"
     if record.anomaly_reason is not None:
         return "anomaly"
     if _realised(record) is None:

@@ -170,7 +170,6 @@ def load_report(
     top: int = 5,
     now: datetime | None = None,
     database: str = "",
-    fx_stale_days: int = 7,
 ) -> ReportData:
     """Read what the report shows: coverage, connectors, and the ``top`` most-traded assets'
     sales priced in ``currency``. Read-only."""
@@ -189,7 +188,7 @@ def load_report(
         traded = most_traded_assets(conn, top=top) if top else []
         points = asset_sales(conn, [a.asset_id for a in traded], currency=currency)
         flagged, flagged_total = flagged_sales(conn, currency=currency, limit=FLAGGED_LIMIT)
-        fx = fx_coverage(conn, stale_days=fx_stale_days)
+        fx = fx_coverage(conn)
         pricing = load_pricing(conn, [a.asset_id for a in traded])
     since = (newest or now) - RECENT
     cells = coverage(engine, since=since)

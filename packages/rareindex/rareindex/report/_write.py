@@ -26,7 +26,6 @@ def write_report(
     top: int = 5,
     database: str = "",
     now: datetime | None = None,
-    fx_stale_days: int = 7,
 ) -> Path:
     """Read the database and write ``out_dir/index.html`` (the directory is created; the page
     replaces the previous one atomically). Returns the page's absolute path.
@@ -35,9 +34,7 @@ def write_report(
         ConfigError: an unknown ``currency`` or a negative ``top``.
     """
     started = time.perf_counter()
-    data = load_report(
-        engine, currency=currency, top=top, now=now, database=database, fx_stale_days=fx_stale_days
-    )
+    data = load_report(engine, currency=currency, top=top, now=now, database=database)
     page = render_report(data)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / "index.html"

@@ -1,13 +1,13 @@
 """How well the FX rates cover the sales: what converts, what is stale, what cannot convert.
 
 Read through ``sales_multi_currency``, so the numbers are the views' own: a sale converts when
-``fx_missing_reason`` is NULL, and is **stale** when its rate is more than ``stale_days`` older
-than the sale (``fx_rate_age_days``), as every sale after the end of a loaded ECB file is. The
-rates as a whole are stale when the newest rate is more than ``stale_days`` behind the newest sale:
-load a newer ECB file (``rareindex fx load PATH``).
+``fx_missing_reason`` is NULL, and is **stale** when the view flags it (``fx_stale``: its rate is
+more than ``fx_settings.stale_days`` older than the sale), as every sale after the end of a loaded
+ECB file is. The rates as a whole are stale when the newest rate is more than that behind the
+newest sale: load a newer ECB file (``rareindex fx load PATH``).
 
 Example:
-    >>> cover = fx_coverage(conn, stale_days=7)  # doctest: +SKIP
+    >>> cover = fx_coverage(conn)  # doctest: +SKIP
     >>> cover.stale, cover.missing                 # doctest: +SKIP
     (True, {('no_ecb_rate', 'KWD'): 3})
 """
@@ -19,6 +19,7 @@ from datetime import date, datetime
 
 from sqlalchemy import Connection, func, select, text
 
+from .fx_settings import stale_days
 from .schema import fx_rates, sales
 
 __all__ = ["FxCoverage", "fx_coverage"]
@@ -65,20 +66,21 @@ def _as_date(value: object) -> date | None:
     return date.fromisoformat(str(value)[:10])
 
 
-def fx_coverage(conn: Connection, *, stale_days: int) -> FxCoverage:
-    """Count the sales by FX outcome (one pass over ``sales_multi_currency``)."""
+def fx_coverage(conn: Connection) -> FxCoverage:
+    """Count the sales by FX outcome (one pass over ``sales_multi_currency``, its ``fx_stale``
+    flag), against the views' own threshold (``fx_settings.stale_days``)."""
     rows = conn.execute(
         text(
             "SELECT currency, fx_missing_reason AS reason, COUNT(*) AS n, "
-            "SUM(CASE WHEN fx_rate_age_days > :days THEN 1 ELSE 0 END) AS stale "
+            "SUM(CASE WHEN fx_stale THEN 1 ELSE 0 END) AS stale "
             "FROM sales_multi_currency GROUP BY currency, fx_missing_reason"
-        ),
-        {"days": stale_days},
+        )
     ).all()
+    days = stale_days(conn)
     newest_rate = conn.execute(select(func.max(fx_rates.c.rate_date))).scalar_one_or_none()
     newest_sale = conn.execute(select(func.max(sales.c.sale_date))).scalar_one_or_none()
     return FxCoverage(
-        stale_days=stale_days,
+        stale_days=days,
         newest_rate_date=_as_date(newest_rate),
         newest_sale_date=_as_date(newest_sale),
         converted=sum(int(r.n) for r in rows if r.reason is None),

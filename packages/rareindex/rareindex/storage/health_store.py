@@ -29,11 +29,13 @@ from ..health import (
     HealthInputs,
     HealthRules,
     HealthSnapshot,
+    QuarantineShare,
     RunRecord,
 )
 from .change_events import health_event
 from .field_stats import load_field_history
 from .outbox import emit
+from .review_store import quarantine_share
 from .schema import connector_health, connector_runs, connectors, raw_records
 from .upsert import upsert
 
@@ -117,6 +119,20 @@ def load_health_inputs(
         runs=tuple(_run(r) for r in rows),
         last_success_at=_aware(last_success),
         field_history=load_field_history(conn, connector_id, since),
+        quarantine=_quarantine(conn, connector_id, now, rules),
+    )
+
+
+def _quarantine(
+    conn: Connection, connector_id: str, now: datetime, rules: HealthRules
+) -> QuarantineShare:
+    """The review queue's share of the connector's recent observations (health row 15)."""
+    recent_since = now - timedelta(hours=rules.quarantine_window_hours)
+    baseline_since = recent_since - timedelta(days=rules.quarantine_baseline_days)
+    return QuarantineShare(
+        *quarantine_share(
+            conn, connector_id, recent_since=recent_since, baseline_since=baseline_since
+        )
     )
 
 

@@ -64,6 +64,7 @@ from ..pricing import (
 )
 from ..pricing.build import Resume
 from . import Engine
+from .review_store import review_holds
 from .schema import (
     asset_variants,
     assets,
@@ -150,6 +151,9 @@ def sale_records(
     if variant_ids is not None:
         query = query.where(sales.c.variant_id.in_(sorted(set(variant_ids))))
     anomalies = _anomalies(conn, variant_id, variant_ids)
+    held, accepted = review_holds(conn, variant_id, variant_ids)  # the review queue (issue 19)
+    for sale_id in accepted:  # an accepted sale enters even when an anomaly rule flagged it
+        anomalies.pop(sale_id, None)
     rows = conn.execute(query).all()
     whole = variant_id is None and asset_ids is None and variant_ids is None
     foreign = sorted({r[0] for r in rows if r[9] != "USD"})
@@ -183,6 +187,7 @@ def sale_records(
             flags=tuple(str(f) for f in flags) if flags else (),
             anomaly_reason=anomalies.get(sale_id),
             set_id=set_id,
+            quarantined=sale_id in held,
         )
     return list(out.values())
 

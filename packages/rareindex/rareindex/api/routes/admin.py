@@ -175,7 +175,7 @@ def get_coverage(state: State) -> CoverageResponse:
     now = datetime.now(UTC)
     cells = coverage(state.engine, since=now - COVERAGE_WINDOW)
     with state.engine.connect() as conn:
-        fx = fx_coverage(conn, stale_days=state.settings.fx_stale_days)
+        fx = fx_coverage(conn)
     return CoverageResponse(
         generated_at=now,
         window_days=COVERAGE_WINDOW.days,

@@ -13,7 +13,7 @@ from .canonical import asset_variants, assets, brands, sets
 from .coordination import ACTIVE_RUN_STATUSES, leases
 from .dead_letters import dead_letters
 from .events import EVENT_TYPES, event_cursor, events
-from .fx import VIEW_CURRENCIES, fx_rates, multi_currency_view_sql
+from .fx import VIEW_CURRENCIES, fx_rates, fx_settings, multi_currency_view_sql
 from .observations import (
     auction_lots,
     auctions,
@@ -78,6 +78,7 @@ __all__ = [
     "event_cursor",
     "events",
     "fx_rates",
+    "fx_settings",
     "grade_curves",
     "images",
     "index_values",
