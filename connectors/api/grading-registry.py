@@ -52,6 +52,7 @@ from rareindex_connectors import (
     RawRecordInput,
     parse_normalized,
 )
+from rareindex_connectors.adapters import GRADERS
 
 ORIGIN = "http://grader.fake.test"
 _HOST = r"^https?://grader\.fake\.test(?::\d+)?"
@@ -59,7 +60,6 @@ CERT_URL = re.compile(_HOST + r"/cert/(\d{5,12}(?:-\d{3})?)(?:\.json)?/?(?:[?#].
 POP_URL = re.compile(_HOST + r"/pop/(\d{1,12})(?:\.json)?/?(?:[?#].*)?$")
 BARE_CERT = re.compile(r"^\s*#?(\d{7,10}(?:-\d{3})?)\s*$")
 BATCH = 25
-GRADERS = frozenset({"PSA", "BGS", "CGC", "SGC", "PCGS", "NGC"})
 _COMIC_GRADES = frozenset({"9.8", "9.6", "9.4", "9.2", "0.5", "1.8"})
 _WHOLE = re.compile(r"^(\d{1,2})\.0$")
 

@@ -29,11 +29,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
+from rareindex_connectors.adapters.certs import GRADERS as _GRADER_TOKENS
+
 V = TypeVar("V")
 
 __all__ = ["GRADERS", "Tokens", "fold", "longest_phrases", "tokenize"]
 
-GRADERS = frozenset({"psa", "bgs", "beckett", "cgc", "sgc", "pcgs", "ngc"})
+GRADERS = frozenset({g.casefold() for g in _GRADER_TOKENS} | {"beckett"})
+"""The graders' tokens, folded; ``beckett`` added on purpose: titles name BGS slabs by the firm."""
 _LABEL_WORDS = frozenset(
     {
         "gem", "mint", "mt", "nm", "nm-mt", "nm/mt", "nm+", "ex-mt", "ex/nm", "ex", "vg", "vg-ex",
