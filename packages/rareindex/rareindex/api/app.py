@@ -33,6 +33,7 @@ from .errors import install_error_handlers
 from .routes import admin, certificates, events_live, health
 from .routes import events as event_routes
 from .routes import pricing as pricing_routes
+from .routes import review as review_routes
 from .routes import watchlists as watchlist_routes
 from .routes.connector_status import router as status_router
 from .state import ApiState, Requeue
@@ -171,5 +172,6 @@ def create_app(
     app.include_router(watchlist_routes.router)
     app.include_router(event_routes.router)
     app.include_router(events_live.router)
+    app.include_router(review_routes.router)
     _document_guards(app)
     return app

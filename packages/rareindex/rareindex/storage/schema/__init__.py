@@ -3,8 +3,8 @@
 Grouped by concept: :mod:`.registry` (connectors and their runtime state), :mod:`.raw` (immutable
 captures), :mod:`.canonical` (the asset graph), :mod:`.observations` (sales, listings, lots…),
 :mod:`.provenance` (certificates), :mod:`.fx` (rates and the multi-currency views),
-:mod:`.coordination` (leases and the run-queue indexes), :mod:`.access` (admin API tokens)
-and :mod:`.watchlists`.
+:mod:`.coordination` (leases and the run-queue indexes), :mod:`.access` (admin API tokens),
+:mod:`.watchlists` and :mod:`.review` (the review queue).
 """
 
 from ._base import metadata
@@ -38,6 +38,7 @@ from .registry import (
     crawl_state,
     sources,
 )
+from .review import review_items, review_limits
 from .watchlists import watchlists
 
 PARTITIONED_TABLES: dict[str, str] = {
@@ -95,6 +96,8 @@ __all__ = [
     "priced_sales",
     "raw_record_keys",
     "raw_records",
+    "review_items",
+    "review_limits",
     "sales",
     "sets",
     "sources",
