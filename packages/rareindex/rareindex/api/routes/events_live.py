@@ -20,6 +20,7 @@ PAGE = """<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<link rel="icon" href="data:,">
 <title>RareIndex — live events</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #222; }
