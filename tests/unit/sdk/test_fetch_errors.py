@@ -1,5 +1,6 @@
 """Honest fetch errors without sockets: DNS, TLS, cut-short and undecodable bodies, the contact in
-the user agent, and the run's failure reason for each (httpx.MockTransport, fake resolvers)."""
+the user agent, and the run's failure reason for each (a respx router as the transport, fake
+resolvers)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import asyncio
 import gzip
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
 import pytest
+import respx
 
 from rareindex_connectors import (
     DNSError,
@@ -51,10 +53,21 @@ class _DNS:
         return self.answer()
 
 
+class _Body(httpx.AsyncByteStream):
+    """A body that arrives as it would off a socket: neither ``content=`` nor a ``ByteStream``,
+    which httpx and respx read ahead, so the engine's own raw reads see the bytes as sent."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.body
+
+
 def _response(status: int, body: bytes = b"", **headers: str) -> httpx.Response:
-    """A streamed response, as a real transport gives it (``content=`` would arrive read)."""
+    """A streamed response, as a real transport gives it."""
     headers = {k.replace("_", "-"): v for k, v in headers.items()}
-    return httpx.Response(status, headers=headers, stream=httpx.ByteStream(body))
+    return httpx.Response(status, headers=headers, stream=_Body(body))
 
 
 def _resolve(resolver: SafeResolver, url: str = URL) -> Any:
@@ -89,8 +102,43 @@ def test_a_name_with_an_impossible_label_is_unsafe_not_a_dns_outage() -> None:
         _resolve(SafeResolver(Idna()))
 
 
+class _Calls:
+    """The far end: a respx route answering every request with ``respond(request)`` (a response,
+    or an exception it raises); ``requests`` are the requests that reached it, in order.
+
+    respx re-raises a side effect's exception ``from`` its own wrapper, which replaces the
+    exception's cause. ``chained=True`` answers without respx, for the one test whose error must
+    keep the cause chain httpx-aiohttp builds (the TLS failure under a ``ConnectTimeout``).
+    """
+
+    def __init__(
+        self, respond: Callable[[httpx.Request], httpx.Response], *, chained: bool = False
+    ):
+        self.respond = respond
+        self.router = respx.Router(assert_all_called=False)
+        self.route = self.router.route().mock(side_effect=respond)
+        self._direct: list[httpx.Request] | None = [] if chained else None
+
+    @property
+    def requests(self) -> list[httpx.Request]:
+        if self._direct is not None:
+            return self._direct
+        return [call.request for call in self.route.calls]
+
+    def transport(self) -> httpx.MockTransport:
+        direct = self._direct
+        if direct is None:
+            return httpx.MockTransport(self.router.async_handler)
+
+        def answer(request: httpx.Request) -> httpx.Response:
+            direct.append(request)
+            return self.respond(request)
+
+        return httpx.MockTransport(answer)
+
+
 def _engine(
-    handler: Callable[[httpx.Request], httpx.Response],
+    calls: _Calls,
     *,
     resolver: SafeResolver | None = None,
     contact_url: str | None = None,
@@ -102,7 +150,7 @@ def _engine(
             "domains": {HOST: {"engine_options": FAST, **policy}},
         }
     )
-    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    client = httpx.AsyncClient(transport=calls.transport())
     resolver = resolver or SafeResolver(static={HOST: "93.184.216.34"})
     return ApiEngine(policies=policies, resolver=resolver, client=client, contact_url=contact_url)
 
@@ -115,16 +163,6 @@ def _fetch(engine: ApiEngine) -> Any:
             await engine.aclose()
 
     return asyncio.run(go())
-
-
-class _Calls:
-    def __init__(self, respond: Callable[[httpx.Request], httpx.Response]):
-        self.respond = respond
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        return self.respond(request)
 
 
 def test_dns_failures_are_retried_with_backoff_then_reported_as_dns_error() -> None:
@@ -146,7 +184,7 @@ def _tls_failure(request: httpx.Request) -> httpx.Response:
 
 
 def test_a_tls_failure_is_permanent_and_never_retried() -> None:
-    calls = _Calls(_tls_failure)
+    calls = _Calls(_tls_failure, chained=True)
     with pytest.raises(TLSError, match="Hostname mismatch") as excinfo:
         _fetch(_engine(calls, max_retries=3))
     assert isinstance(excinfo.value, PermanentFetchError)
