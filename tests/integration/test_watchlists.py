@@ -13,14 +13,15 @@ from unittest import mock
 import pytest
 import structlog
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, delete
+from sqlalchemy import Engine, delete, func, select
 from typer.testing import CliRunner, Result
 
 from rareindex.api import create_app
 from rareindex.cli import _common, app
 from rareindex.settings import Settings
 from rareindex.storage import downgrade, make_engine, upgrade
-from rareindex.storage.schema import api_tokens, watchlists
+from rareindex.storage.outbox import emit, event
+from rareindex.storage.schema import api_tokens, events, watchlists
 from rareindex.storage.tokens import create_token
 from rareindex.storage.watchlist_store import watchlists_of
 from rareindex.watchlists import matching_watchlists
@@ -175,3 +176,52 @@ def test_cli_add_list_delete_share_the_owner_with_the_api(
     deleted = cli(url, tmp_path, "watchlists", "delete", only["id"], "--principal", "alice")
     assert deleted.exit_code == 0 and only["id"] in deleted.stdout
     assert watchlists_of(engine, "token:alice") == []
+
+
+def test_the_events_page_filters_by_and_tags_with_the_caller_s_watchlists(
+    db: tuple[str, Engine], tmp_path: Path
+) -> None:
+    _, engine = db
+    with engine.begin() as conn:  # the test's events, in one commit
+        before = conn.execute(select(func.max(events.c.cursor))).scalar() or 0
+        emit(
+            conn,
+            [
+                event("sale.recorded", category="tcg_card", asset_id=None, variant_id="var_z",
+                      payload={"price": "50.00", "currency": "USD", "title": "Charizard PSA 9"}),
+                event("listing.price_changed", category="tcg_card", variant_id="var_z",
+                      payload={"old": "100.00", "new": "70.00", "ratio": "0.7",
+                               "currency": "USD"}),
+                event("sale.recorded", category="coin", variant_id="var_c",
+                      payload={"price": "900.00", "currency": "USD", "title": "1909-S VDB"}),
+            ],
+        )  # fmt: skip
+    alice = {"Authorization": f"Bearer {create_token(engine, 'alice', role='read').token}"}
+    bob = {"Authorization": f"Bearer {create_token(engine, 'bob', role='read').token}"}
+    client = client_for(engine, tmp_path)
+
+    def make(headers: dict[str, str], **body: Any) -> str:
+        made = client.post("/api/watchlists", headers=headers, json=body)
+        assert made.status_code == 201, made.text
+        return str(made.json()["id"])
+
+    cheap = make(alice, name="cheap zards", title_query="charizard", below=60)
+    drops = make(alice, name="drops", categories=["tcg_card"], move_pct=25)
+    coins = make(bob, name="coins", categories=["coin"])
+
+    def page(headers: dict[str, str], **params: Any) -> list[tuple[str, list[str]]]:
+        got = client.get("/api/events/page", headers=headers, params={"after": before, **params})
+        assert got.status_code == 200, got.text
+        return [(e["type"], e["watchlists"]) for e in got.json()["events"]]
+
+    assert page(alice) == [
+        ("sale.recorded", [cheap]),
+        ("listing.price_changed", [drops]),
+        ("sale.recorded", []),  # bob's coins never tag alice's events
+    ]
+    assert page(alice, watchlist="drops") == [("listing.price_changed", [drops])]
+    assert page(alice, watchlist=cheap) == [("sale.recorded", [cheap])]
+    assert page(bob) == [("sale.recorded", []), ("listing.price_changed", []),
+                         ("sale.recorded", [coins])]  # fmt: skip
+    refused = client.get("/api/events/page", headers=bob, params={"watchlist": cheap})
+    assert (refused.status_code, refused.json()["error"]) == (404, "unknown_watchlist")

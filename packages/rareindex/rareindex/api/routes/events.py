@@ -144,6 +144,17 @@ def _watchlist_matcher(state: ApiState, token: TokenInfo, key: str | None) -> An
     return lambda event: matching_watchlists(event, [watchlist])
 
 
+def _caller_watchlists(state: ApiState, token: TokenInfo) -> Any:
+    """Every watchlist of the caller's principal, as a matcher that tags an event with the ids
+    of those it matches (watchlists, issue 19 item 3); never another principal's."""
+    from ...storage.watchlist_store import watchlists_of
+    from ...watchlists import matching_watchlists
+    from .connector_status import principal
+
+    mine = watchlists_of(state.engine, principal(token))
+    return lambda event: matching_watchlists(event, mine)
+
+
 Types = Annotated[list[EventType] | None, Query(description="event types (repeatable)")]
 Categories = Annotated[list[str] | None, Query(description="categories (repeatable)")]
 Assets = Annotated[list[str] | None, Query(description="asset ids (repeatable)")]
@@ -258,6 +269,10 @@ def page_events(
         for e in page.events
         if matcher is None or matcher(e)
     ]
+    if matcher is None:  # unfiltered: each event tagged with the caller's watchlists it matches
+        tagger = _caller_watchlists(state, token)
+        for e in chosen:
+            e["watchlists"] = tagger(e)
     return EventPage(
         events=[EventOut.model_validate(e) for e in chosen],
         after=after,
