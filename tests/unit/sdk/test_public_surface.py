@@ -167,8 +167,8 @@ def test_no_public_attribute_is_missing_from_all() -> None:
 
 
 def test_public_submodules_are_only_the_expected_ones() -> None:
-    # ``testing``, ``adapters``, ``runtime`` and ``stores`` are public submodules, imported on demand;
-    # nothing else public is a module.
+    # ``testing``, ``adapters``, ``runtime`` and ``stores`` are public submodules, imported on
+    # demand; nothing else public is a module.
     modules = {
         name
         for name, value in vars(rareindex_connectors).items()
