@@ -24,7 +24,7 @@ price-distribution anomalies of every touched variant are recomputed and flagged
 
 Example:
     >>> summary = resolve_pending(engine)            # doctest: +SKIP
-    >>> summary.matched, summary.unmatched
+    >>> summary.matched, summary.unmatched           # doctest: +SKIP
     (1502, 171)
 """
 

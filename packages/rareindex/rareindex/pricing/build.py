@@ -24,7 +24,7 @@ of the category. Either way the result equals a full build on the same sales.
 
 Example:
     >>> result = build_pricing(sales, variants, base=date(2026, 1, 5))    # doctest: +SKIP
-    >>> sorted(result.indices)
+    >>> sorted(result.indices)                                            # doctest: +SKIP
     ['category:coins', 'category:comics', 'category:sports', 'category:tcg']
 """
 

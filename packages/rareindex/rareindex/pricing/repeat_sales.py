@@ -29,7 +29,8 @@ Everything is a pure function of the sorted pairs, so a replay gives the same nu
 
 Example:
     >>> points = repeat_sales_index(sale_pairs(sales), base=date(2026, 1, 5))  # doctest: +SKIP
-    >>> points[-1].week, round(points[-1].level, 1), points[-1].pairs, points[-1].method
+    >>> last = points[-1]                                                       # doctest: +SKIP
+    >>> last.week, round(last.level, 1), last.pairs, last.method                # doctest: +SKIP
     (datetime.date(2026, 11, 30), 104.2, 41, 'wls')
 """
 

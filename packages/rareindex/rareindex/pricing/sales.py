@@ -1,7 +1,7 @@
 """Which stored sales enter the price index, and at what price: :func:`priced_sales`.
 
 A sale is left out — counted under a reason, never silently — when it is not a clean price of one
-item (DOMAIN rules the normalizer and the resolver already flag):
+item (rules of docs/domain.md#anomalies the normalizer and the resolver already flag):
 
 =========================  ==================================================================
 ``unresolved``             no variant (the title did not resolve to one asset and grade)
@@ -21,7 +21,7 @@ are not sales and never reach this module.
 
 Example:
     >>> kept, dropped = priced_sales(records)                              # doctest: +SKIP
-    >>> dropped
+    >>> dropped                                                            # doctest: +SKIP
     Counter({'hidden_price': 12, 'lot': 7, 'anomaly': 3})
 """
 

@@ -18,10 +18,10 @@ Nothing is done until a first ``rareindex index build`` has published an index.
 
 Example:
     >>> summary = rebuild(engine, base=date(2026, 1, 5))                   # doctest: +SKIP
-    >>> summary.estimates, summary.indices, summary.dropped
+    >>> summary.estimates, summary.indices, summary.dropped                # doctest: +SKIP
     (1204, 4, Counter({'hidden_price': 31, 'lot': 12}))
     >>> with engine.connect() as conn:                                    # doctest: +SKIP
-    ...     series = index_series(conn, "category:sports")
+    ...     series = index_series(conn, "category:sports")                 # doctest: +SKIP
 """
 
 from __future__ import annotations
