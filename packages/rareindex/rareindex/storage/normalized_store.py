@@ -15,11 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, delete, func, select, update
+from sqlalchemy import Connection, and_, delete, func, select, update
 
 from .ids import stable_id
+from .membership import one_of
 from .schema import normalized_records, raw_records
-from .upsert import executemany, merge
+from .upsert import merge, update_rows
 
 __all__ = [
     "NormalizedRow",
@@ -54,7 +55,7 @@ def normalized_raw_ids(
             normalized_records.c.connector_id,
             normalized_records.c.parser_version,
         )
-        .where(normalized_records.c.raw_id.in_(list(raw_ids)))
+        .where(one_of(normalized_records.c.raw_id, raw_ids, conn.dialect.name))
         .distinct()
     )
     return {r for r, c, v in rows if parser_versions.get(c) == v}
@@ -82,7 +83,9 @@ def discard_missing_connector_rows(conn: Connection, raw_ids: Sequence[str]) -> 
     for start in range(0, len(raw_ids), 500):
         conn.execute(
             delete(normalized_records).where(
-                normalized_records.c.raw_id.in_(list(raw_ids[start : start + 500])),
+                one_of(
+                    normalized_records.c.raw_id, raw_ids[start : start + 500], conn.dialect.name
+                ),
                 normalized_records.c.parser_version == "",
             )
         )
@@ -124,26 +127,14 @@ _DECISION_COLUMNS = (
 )  # fmt: skip
 
 
-_SET_DECISION = (
-    update(normalized_records)
-    .where(normalized_records.c.id == bindparam("nid"))
-    .values({column: bindparam(column) for column in _DECISION_COLUMNS})
-)
-
-
 def set_decisions(conn: Connection, decisions: Sequence[dict[str, Any]]) -> None:
     """Store match decisions: ``id, status, match_method, match_confidence, reject_reason,
-    asset_id, variant_id, anomaly_flags, resolved_at`` per row."""
-    if not decisions:
-        return
-    # One executemany, in id order (row locks in one order: concurrent resolvers cannot deadlock).
-    executemany(
+    asset_id, variant_id, anomaly_flags, resolved_at`` per row, as one statement."""
+    update_rows(
         conn,
-        _SET_DECISION,
-        [
-            {"nid": d["id"], **{c: d[c] for c in _DECISION_COLUMNS}}
-            for d in sorted(decisions, key=lambda d: str(d["id"]))
-        ],
+        normalized_records,
+        [{"id": d["id"], **{c: d[c] for c in _DECISION_COLUMNS}} for d in decisions],
+        key="id",
     )
 
 
@@ -156,7 +147,7 @@ def reset_for_replay(conn: Connection, raw_ids: Sequence[str]) -> int:
             update(normalized_records)
             .where(
                 and_(
-                    normalized_records.c.raw_id.in_(chunk),
+                    one_of(normalized_records.c.raw_id, chunk, conn.dialect.name),
                     normalized_records.c.status.in_(("matched", "unmatched", "rejected")),
                     normalized_records.c.kind != "none",
                 )

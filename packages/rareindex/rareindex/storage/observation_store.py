@@ -14,7 +14,6 @@ records had been written one by one, in that order.
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -22,11 +21,11 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from .change_events import listing_events as listing_change_events
 from .change_events import lot_result_events, new_sale_events, stored_lot_results
 from .ids import stable_id
+from .membership import one_of
 from .outbox import emit
 from .schema import (
     asset_variants,
@@ -41,7 +40,7 @@ from .schema import (
     price_observations,
     sales,
 )
-from .upsert import fold, merge, upsert
+from .upsert import fold, insert_rows, merge, upsert
 
 __all__ = [
     "connector_sources",
@@ -225,17 +224,14 @@ def write_listings(conn: Connection, seen: Sequence[tuple[dict[str, Any], dateti
             for event, price in changes
         )
     rows = fold(list(final.values()), _LISTING_KEY)  # one per key already: sorts them
-    conn.execute(_listing_statement(conn.dialect.name), rows)
+    insert_rows(conn, listings, rows, _listing_conflict)
     upsert(conn, listing_events, events, conflict=["id"])
     emit(conn, changed)
 
 
-@functools.lru_cache(maxsize=4)
-def _listing_statement(dialect_name: str) -> Any:
+def _listing_conflict(statement: Any, dialect_name: str) -> Any:
     """The listings upsert: a sighting span as new as the stored one replaces the listing's
     values; the span always widens the stored one."""
-    dialect = postgresql if dialect_name == "postgresql" else sqlite
-    statement = dialect.insert(listings)
     new, old = statement.excluded, listings.c
     least, greatest = (
         (func.least, func.greatest) if dialect_name == "postgresql" else (func.min, func.max)
@@ -247,9 +243,7 @@ def _listing_statement(dialect_name: str) -> Any:
         "updated_at": func.now(),
     }
     changes.update({c: case((newer, new[c]), else_=old[c]) for c in _LISTING_NEWEST})
-    return statement.on_conflict_do_update(
-        index_elements=list(_LISTING_KEY), set_=changes
-    ).returning(old.id)
+    return statement.on_conflict_do_update(index_elements=list(_LISTING_KEY), set_=changes)
 
 
 def _stored_listings(conn: Connection, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -263,7 +257,7 @@ def _stored_listings(conn: Connection, ids: Sequence[str]) -> dict[str, dict[str
                 listings.c.available,
                 listings.c.first_seen_at,
                 listings.c.last_seen_at,
-            ).where(listings.c.id.in_(unique[start : start + CHUNK]))
+            ).where(one_of(listings.c.id, unique[start : start + CHUNK], conn.dialect.name))
         )
         for row in rows.mappings():
             found[row["id"]] = dict(row)

@@ -28,6 +28,7 @@ from rareindex_connectors import RawRecord, RawRecordInput, canonical_json, cont
 
 from .blobs import BlobStore
 from .ids import new_id
+from .membership import one_of
 from .schema import raw_record_keys, raw_records
 
 __all__ = ["READ_CHUNK", "BatchInsert", "InsertResult", "RawRecordStore"]
@@ -240,7 +241,8 @@ class RawRecordStore:
         found: dict[str, RawRecord] = {}
         for start in range(0, len(ids), READ_CHUNK):
             chunk = ids[start : start + READ_CHUNK]
-            for row in conn.execute(select(raw_records).where(raw_records.c.id.in_(chunk))):
+            where = one_of(raw_records.c.id, chunk, conn.dialect.name)
+            for row in conn.execute(select(raw_records).where(where)):
                 found[row.id] = self._to_model(row, with_snapshot=with_snapshot)
         missing = [raw_id for raw_id in ids if raw_id not in found]
         if missing:

@@ -19,13 +19,14 @@ Example:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, cast, func, select
+from sqlalchemy import Connection, Table, bindparam, cast, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-__all__ = ["executemany", "fold", "merge", "upsert"]
+__all__ = ["executemany", "fold", "insert_rows", "merge", "update_rows", "upsert"]
 
 
 def upsert(
@@ -82,12 +83,103 @@ def _execute(conn: Connection, table: Table, rows: list[dict[str, Any]], shape: 
             return executemany(conn, _plain_statement(table, shape), rows)
         return conn.execute(_statement(table, shape), rows)
     columns = tuple(rows[0])
+    return _send_arrays(conn, _unnest_statement(table, columns, shape), _arrays(conn, table, rows))
+
+
+def insert_rows(
+    conn: Connection,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]],
+    on_conflict: Callable[[Any, str], Any],
+) -> None:
+    """Insert ``rows`` (all with the same keys) with a caller-built conflict clause:
+    ``on_conflict(insert, dialect_name)`` returns the statement (``insert.excluded`` works as
+    usual). On PostgreSQL the rows go as one ``unnest`` array per column, on SQLite as one
+    :func:`executemany`: one statement text whatever the batch size. Rows are sent as given
+    (fold them first when a key may repeat)."""
+    if not rows:
+        return
+    if conn.dialect.name != "postgresql":
+        executemany(conn, _custom_statement(table, on_conflict), rows)
+        return
+    columns = tuple(rows[0])
+    _send_arrays(conn, _custom_unnest(table, columns, on_conflict), _arrays(conn, table, rows))
+
+
+def update_rows(
+    conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]], *, key: str
+) -> None:
+    """``UPDATE table SET … WHERE key = …`` for each row (all with the same keys, ``key`` among
+    them), as one statement: on PostgreSQL ``UPDATE … FROM unnest(…)`` with one binary array per
+    column, on SQLite one :func:`executemany`. Rows go in key order (concurrent writers lock rows
+    in one order: no deadlock)."""
+    if not rows:
+        return
+    ordered = sorted(rows, key=lambda row: str(row[key]))
+    columns = tuple(ordered[0])
+    if conn.dialect.name == "postgresql":
+        _send_arrays(conn, _unnest_update(table, columns, key), _arrays(conn, table, ordered))
+        return
+    params = [{f"key_{key}" if c == key else c: row[c] for c in columns} for row in ordered]
+    executemany(conn, _keyed_update(table, columns, key), params)
+
+
+@functools.lru_cache(maxsize=64)
+def _unnest_update(table: Table, columns: tuple[str, ...], key: str) -> Any:
+    types = [postgresql.ARRAY(table.c[c].type) for c in columns]
+    arrays = [cast(bindparam(f"c{i}"), t) for i, t in enumerate(types)]
+    source = func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
+    return (
+        update(table)
+        .where(table.c[key] == source.c[key])
+        .values({c: source.c[c] for c in columns if c != key})
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _keyed_update(table: Table, columns: tuple[str, ...], key: str) -> Any:
+    return (
+        update(table)
+        .where(table.c[key] == bindparam(f"key_{key}"))
+        .values({c: bindparam(c) for c in columns if c != key})
+    )
+
+
+def _send_arrays(conn: Connection, statement: Any, arrays: dict[str, Any]) -> Any:
+    """PostgreSQL: ``statement`` with its ``c0``, ``c1`` … arrays sent in binary. In text, psycopg
+    quotes every element of an array by a regular expression (a JSON document's every quote:
+    120,000 substitutions for 2,000 records); binary sends each element as it is."""
+    return conn.exec_driver_sql(_binary_sql(conn.dialect, statement), arrays)
+
+
+@functools.lru_cache(maxsize=256)
+def _binary_sql(dialect: Any, statement: Any) -> str:
+    """The statement's SQL with its array parameters as psycopg binary placeholders."""
+    sql = str(statement.compile(dialect=dialect))
+    return re.sub(r"%\((c\d+)\)s", r"%(\1)b", sql)
+
+
+def _arrays(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """PostgreSQL: one array per column (``c0``, ``c1`` …), each value bind-processed."""
+    columns = tuple(rows[0])
     arrays: dict[str, list[Any]] = {}
     processors = _processors(conn.dialect, table, columns)
     for i, (column, process) in enumerate(zip(columns, processors, strict=True)):
         values = [row[column] for row in rows]
         arrays[f"c{i}"] = values if process is None else [process(v) for v in values]
-    return conn.execute(_unnest_statement(table, columns, shape), arrays)
+    return arrays
+
+
+@functools.lru_cache(maxsize=64)
+def _custom_statement(table: Table, on_conflict: Callable[[Any, str], Any]) -> Any:
+    return on_conflict(sqlite.insert(table), "sqlite")
+
+
+@functools.lru_cache(maxsize=64)
+def _custom_unnest(
+    table: Table, columns: tuple[str, ...], on_conflict: Callable[[Any, str], Any]
+) -> Any:
+    return on_conflict(_unnest_insert(table, columns), "postgresql")
 
 
 @functools.lru_cache(maxsize=256)
@@ -140,11 +232,16 @@ def _unnest_statement(table: Table, columns: tuple[str, ...], shape: _Shape) -> 
     """PostgreSQL: ``INSERT INTO t (…) SELECT * FROM unnest(CAST(:c0 AS type[]), …) ON CONFLICT
     …``, one array parameter per column (its type from the table: NULLs and empty batches need
     no guessing)."""
+    return _on_conflict(_unnest_insert(table, columns), table, shape)
+
+
+def _unnest_insert(table: Table, columns: tuple[str, ...]) -> Any:
+    """``INSERT INTO t (…) SELECT * FROM unnest(CAST(:c0 AS type[]), …)``."""
     types = [postgresql.ARRAY(table.c[c].type) for c in columns]
     arrays = [cast(bindparam(f"c{i}"), t) for i, t in enumerate(types)]
     source = func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
     rows = select(*(source.c[c] for c in columns))
-    return _on_conflict(postgresql.insert(table).from_select(list(columns), rows), table, shape)
+    return postgresql.insert(table).from_select(list(columns), rows)
 
 
 def executemany(conn: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:
