@@ -108,6 +108,7 @@ def test_fake_web_pages(url: str, kind: str, expect: str) -> None:
         ("feeds/json_feed_1_1.json", ["news_item", "news_item", "rejected", "rejected"]),
         ("feeds/atom_self_and_urn_ids.xml", ["news_item", "news_item", "rejected", "rejected"]),
         ("feeds/google_merchant.xml", ["listing", "listing", "listing", "rejected"]),
+        ("feeds/google_merchant_sale_dates.xml", ["listing", "listing", "listing", "rejected"]),
     ],
 )
 def test_offer_and_feed_fixtures_through_the_cli(path: str, kinds: list[str]) -> None:

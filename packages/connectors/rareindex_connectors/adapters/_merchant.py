@@ -7,8 +7,14 @@ namespace, usually prefixed ``g:``) to :class:`Listing` records. Private to ``fe
   else the entry's title; the URL ``g:link``, else the entry's link.
 * The price is ``g:price`` as Merchant Center writes it (``"15.00 USD"``; a printed form such as
   ``"$15.00"`` takes the caller's ``currency``). A lower ``g:sale_price`` becomes the price and
-  ``g:price`` the ``compare_at_price``, unless a ``g:sale_price_effective_date`` limits it: the
-  adapter has no clock, so it lists the regular price rather than guess the sale is on.
+  ``g:price`` the ``compare_at_price``. A ``g:sale_price_effective_date`` (ISO 8601 interval
+  ``start/end``, ``2025-11-28T00:00-0500/2025-12-01T23:59-0500``) limits it to that interval,
+  judged at ``at``: the time the caller fetched the feed, else the item's own date (``updated``,
+  ``pubDate``), else the feed's. The adapter reads no clock: with none of those it lists the
+  regular price rather than guess the sale is on; outside the interval ``g:price`` is the price.
+  A side without an offset is UTC; a date alone starts at 00:00 (start) or runs to the end of
+  that day (end).
+  An interval that cannot be read rejects the item (``invalid_value``).
 * ``g:availability`` ``out_of_stock`` (or ``out of stock``) is unavailable, any other value
   (``in_stock``, ``preorder``, ``backorder``) available; ``g:condition`` is kept as written
   (``new``, ``used``, ``refurbished``); ``g:gtin`` of 12 or 13 digits is the UPC or EAN.
@@ -17,6 +23,7 @@ namespace, usually prefixed ``g:``) to :class:`Listing` records. Private to ``fe
 from __future__ import annotations
 
 import re
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -27,7 +34,14 @@ from . import _offers as _offer
 from ._amounts import money_from_number, parse_money
 from ._rejected import bare_message
 
-__all__ = ["MERCHANT_NAMESPACE", "is_product", "listing", "merchant_prefix"]
+__all__ = [
+    "MERCHANT_NAMESPACE",
+    "effective_interval",
+    "is_product",
+    "listing",
+    "merchant_prefix",
+    "sale_applies",
+]
 
 MERCHANT_NAMESPACE = "http://base.google.com/ns/1.0"
 _PRICE = re.compile(r"(?P<amount>\d+(?:\.\d+)?)\s*(?P<code>[A-Za-z]{3})")
@@ -65,10 +79,71 @@ def _money(text: str, currency: str | None, field: str) -> Money:
         raise ParseError(exc.reason, bare_message(exc), field=field, snippet=text) from None
 
 
+def _moment(text: str, *, end: bool, interval: str) -> datetime:
+    text = text.strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            day = datetime.combine(date.fromisoformat(text), datetime.min.time(), tzinfo=UTC)
+            return day + timedelta(days=1, microseconds=-1) if end else day
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ParseError(
+            ParseReason.INVALID_VALUE,
+            f"{text!r} is not an ISO 8601 date or time",
+            field="g:sale_price_effective_date",
+            snippet=interval,
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def effective_interval(text: str) -> tuple[datetime, datetime]:
+    """``g:sale_price_effective_date`` (``start/end``) as two aware datetimes.
+
+    Raises:
+        ParseError: ``invalid_value`` (not two ISO 8601 times, or the end before the start).
+    """
+    parts = text.split("/")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise ParseError(
+            ParseReason.INVALID_VALUE,
+            "not an ISO 8601 interval start/end",
+            field="g:sale_price_effective_date",
+            snippet=text,
+        )
+    start = _moment(parts[0], end=False, interval=text)
+    end = _moment(parts[1], end=True, interval=text)
+    if end <= start:
+        raise ParseError(
+            ParseReason.INVALID_VALUE,
+            "the interval ends before it starts",
+            field="g:sale_price_effective_date",
+            snippet=text,
+        )
+    return start, end
+
+
+def sale_applies(interval: str | None, at: datetime | None) -> bool:
+    """Whether a ``g:sale_price`` is the price at ``at``: always without an interval; inside
+    ``[start, end]`` with one; never with an interval and no time to judge it by."""
+    if interval is None:
+        return True
+    start, end = effective_interval(interval)
+    if at is None:
+        return False
+    at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    return start <= at <= end
+
+
 def listing(
-    entry: dict[str, Any], prefix: str, *, link: str | None, currency: str | None
+    entry: dict[str, Any],
+    prefix: str,
+    *,
+    link: str | None,
+    currency: str | None,
+    at: datetime | None = None,
 ) -> Listing:
-    """One Merchant product item as a :class:`Listing`; ``link`` is the entry's own link.
+    """One Merchant product item as a :class:`Listing`; ``link`` is the entry's own link, ``at``
+    the time a dated sale price is judged at (see the module docstring).
 
     Raises:
         ParseError: ``field`` names the Merchant attribute (``g:id``, ``g:price`` …).
@@ -97,7 +172,8 @@ def listing(
     price = _money(raw_price, currency, "g:price")
     compare_at = None
     raw_sale = _field(entry, prefix, "sale_price")
-    if raw_sale is not None and _field(entry, prefix, "sale_price_effective_date") is None:
+    interval = _field(entry, prefix, "sale_price_effective_date")
+    if raw_sale is not None and sale_applies(interval, at):
         sale = _money(raw_sale, price.currency, "g:sale_price")
         if sale.currency == price.currency and sale.amount < price.amount:
             price, compare_at = sale, price

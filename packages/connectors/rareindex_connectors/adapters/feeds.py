@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import calendar
 import io
 import xml.parsers.expat
 from collections.abc import Callable
@@ -141,6 +142,15 @@ def _published(entry: dict[str, Any]) -> datetime:
     raise ParseError(ParseReason.MISSING_FIELD, "entry has no date", field="published")
 
 
+def _dated(entry: dict[str, Any]) -> datetime | None:
+    """An entry's (or the feed's) ``updated``, else ``published``, in UTC; None without one."""
+    for key in ("updated_parsed", "published_parsed"):
+        value = dict.get(entry, key)
+        if value is not None:
+            return datetime.fromtimestamp(calendar.timegm(value), tz=UTC)
+    return None
+
+
 def _is_web_url(link: object) -> bool:
     parts = urlsplit(str(link or ""))
     return parts.scheme in {"http", "https"} and bool(parts.netloc)
@@ -206,7 +216,11 @@ def _plain_html(html: str) -> str:
 
 
 def parse_feed(
-    data: bytes, *, base_url: str | None = None, currency: str | None = None
+    data: bytes,
+    *,
+    base_url: str | None = None,
+    currency: str | None = None,
+    fetched_at: datetime | None = None,
 ) -> FeedResult:
     """Parse an RSS, Atom or JSON Feed document into news items, listings and rejected entries.
 
@@ -214,6 +228,10 @@ def parse_feed(
         data: the feed body, as fetched.
         base_url: the feed's URL, to resolve relative links (``<link href="/news/1"/>``).
         currency: for Merchant ``g:price`` values written without an ISO code.
+        fetched_at: when the feed was fetched (``RawRecord.fetched_at``): a Merchant
+            ``g:sale_price`` limited by ``g:sale_price_effective_date`` is the price only when
+            this time is inside the interval. None: the item's date, else the feed's; with none
+            of them the regular ``g:price`` stands (the adapter reads no clock).
 
     Raises:
         ParseError: ``empty_payload``, ``too_large``, ``invalid_json`` (a broken JSON Feed), or
@@ -251,11 +269,13 @@ def parse_feed(
             snippet=data[:200].decode("utf-8", "replace"),
         )
     prefix = _merchant.merchant_prefix(dict(parsed.get("namespaces") or {}))
+    feed_date = _dated(_raw(parsed, "feed") or {})
 
     def read(entry: dict[str, Any]) -> NewsItem | Listing:
         if _merchant.is_product(entry, prefix):
             assert prefix is not None  # is_product says so
-            return _merchant.listing(entry, prefix, link=_link(entry), currency=currency)
+            at = fetched_at or _dated(entry) or feed_date
+            return _merchant.listing(entry, prefix, link=_link(entry), currency=currency, at=at)
         return _item(entry)
 
     return _collect(

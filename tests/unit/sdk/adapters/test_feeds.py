@@ -11,7 +11,8 @@ import pytest
 from rareindex_connectors._errors import ParseError, ParseReason
 from rareindex_connectors._money import Money
 from rareindex_connectors._normalized import NewsItem
-from rareindex_connectors.adapters.feeds import MAX_FEED_BYTES, parse_feed
+from rareindex_connectors.adapters._merchant import effective_interval
+from rareindex_connectors.adapters.feeds import MAX_FEED_BYTES, FeedResult, parse_feed
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "adapters" / "feeds"
 
@@ -326,3 +327,72 @@ def test_an_atom_merchant_feed_gives_listings_too() -> None:
         Money(amount="260.00", currency="USD"),
         True,
     )
+
+
+def _sale_prices(result: FeedResult) -> dict[str, tuple[str, str | None]]:
+    return {
+        x.external_id: (
+            str(x.price.amount),
+            None if x.compare_at_price is None else str(x.compare_at_price.amount),
+        )
+        for x in result.listings
+    }
+
+
+def test_a_dated_sale_price_applies_only_inside_its_interval() -> None:
+    data = _fixture("google_merchant_sale_dates.xml")
+    # No fetch time: each item's own date (Trout's pubDate), else the feed's lastBuildDate.
+    at_feed_date = parse_feed(data)
+    assert _sale_prices(at_feed_date) == {
+        "DD-BF-ACUNA": ("359.00", "420.00"),  # 29 November: inside the Black Friday sale
+        "DD-SUMMER-OHTANI": ("310.00", None),  # the July sale is over: the regular g:price
+        "DD-CM-TROUT": ("999.00", "1150.00"),  # its pubDate, 22 December, starts the sale
+    }
+    (bad,) = at_feed_date.rejected
+    assert (bad.where, bad.reason, bad.field) == (
+        "entry 4",
+        ParseReason.INVALID_VALUE,
+        "g:sale_price_effective_date",
+    )
+    assert bad.snippet == "Black Friday weekend"
+    # The fetch time, when the caller gives it, is what the interval is judged at.
+    in_july = parse_feed(data, fetched_at=datetime(2025, 7, 15, 12, 0, tzinfo=UTC))
+    assert _sale_prices(in_july) == {
+        "DD-BF-ACUNA": ("420.00", None),
+        "DD-SUMMER-OHTANI": ("275.00", "310.00"),
+        "DD-CM-TROUT": ("1150.00", None),
+    }
+    # The interval's own offset: 23:59 -05:00 on 1 December is 04:59 UTC on the 2nd.
+    last_minute = parse_feed(data, fetched_at=datetime(2025, 12, 2, 4, 59, tzinfo=UTC))
+    after = parse_feed(data, fetched_at=datetime(2025, 12, 2, 5, 0, tzinfo=UTC))
+    assert _sale_prices(last_minute)["DD-BF-ACUNA"] == ("359.00", "420.00")
+    assert _sale_prices(after)["DD-BF-ACUNA"] == ("420.00", None)
+    # A date-only end runs to the end of that day (UTC).
+    boxing_day = parse_feed(data, fetched_at=datetime(2025, 12, 26, 23, 0, tzinfo=UTC))
+    assert _sale_prices(boxing_day)["DD-CM-TROUT"] == ("999.00", "1150.00")
+    assert _sale_prices(parse_feed(data, fetched_at=datetime(2025, 12, 27, tzinfo=UTC)))[
+        "DD-CM-TROUT"
+    ] == ("1150.00", None)
+
+
+def test_a_dated_sale_without_any_time_keeps_the_regular_price() -> None:
+    # google_merchant.xml has no channel or item date: no clock is read, the sale is not guessed.
+    box = parse_feed(_fixture("google_merchant.xml")).listings[2]
+    assert (box.price, box.compare_at_price) == (Money(amount="639.99", currency="USD"), None)
+    during = parse_feed(
+        _fixture("google_merchant.xml"), fetched_at=datetime(2025, 11, 30, 12, 0, tzinfo=UTC)
+    ).listings[2]
+    assert (during.price, during.compare_at_price) == (
+        Money(amount="579.99", currency="USD"),
+        Money(amount="639.99", currency="USD"),
+    )
+
+
+@pytest.mark.parametrize(
+    "interval", ["2025-12-01", "2025-12-01/", "2025-12-05/2025-12-01", "soon/later"]
+)
+def test_an_unreadable_effective_date_is_refused(interval: str) -> None:
+    with pytest.raises(ParseError) as refused:
+        effective_interval(interval)
+    assert refused.value.reason is ParseReason.INVALID_VALUE
+    assert refused.value.field == "g:sale_price_effective_date"
