@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 
@@ -34,6 +34,7 @@ from rareindex_connectors import (
     CircuitOpen,
     Connector,
     CrawlContext,
+    CrawlMode,
     CrawlOptions,
     DNSError,
     FetchError,
@@ -75,8 +76,6 @@ from .storage.runs import (
 __all__ = ["RunSummary", "failure_reason", "run_connector", "run_queued"]
 
 log = structlog.get_logger(__name__)
-
-Mode = Literal["incremental", "backfill"]
 
 
 @dataclass(slots=True)
@@ -170,7 +169,7 @@ async def run_connector(
     db: Engine,
     stack: FetchStack,
     store: RawRecordStore,
-    mode: Mode = "incremental",
+    mode: CrawlMode = "incremental",
     max_pages: int | None = None,
     since: datetime | None = None,
     backfill_id: str | None = None,

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from rareindex_connectors import CrawlMode
+
 from ..certs.extract import GRADERS
 
 __all__ = [
@@ -53,7 +55,7 @@ class RunView(_Out):
     """A connector's most recent run (queued, running or finished)."""
 
     id: str
-    mode: Literal["incremental", "backfill"]
+    mode: CrawlMode
     status: str = Field(description="queued, running, succeeded, failed or cancelled")
     outcome: str | None = Field(description="complete, max_pages, time_boxed, failed…")
     failure_reason: str | None = Field(description="closed vocabulary: blocked, transient…")

@@ -5,7 +5,7 @@ the records it stored are normalized and resolved here, as a fleet's workers wou
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.progress import (
@@ -20,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from rareindex_connectors import Connector
+from rareindex_connectors import Connector, CrawlMode
 
 from ..crawl import RunSummary, run_connector
 from ..errors import ConfigError
@@ -133,7 +133,7 @@ async def crawl_connectors(
     db: Engine,
     slugs: list[str] | None = None,
     *,
-    mode: Literal["incremental", "backfill"] = "incremental",
+    mode: CrawlMode = "incremental",
     max_pages: int | None = None,
     show_progress: bool = True,
     take_over: bool = False,
@@ -228,10 +228,7 @@ def crawl(
 ) -> None:
     """Crawl connectors now (a run each), showing progress, then normalize and resolve what
     each stored (unless --raw-only); exit 1 if a run failed."""
-    modes: dict[str, Literal["incremental", "backfill"]] = {
-        "incremental": "incremental",
-        "backfill": "backfill",
-    }
+    modes: dict[str, CrawlMode] = {m: m for m in get_args(CrawlMode)}
     if mode not in modes:
         raise ConfigError(f"--mode must be incremental or backfill, not {mode!r}")
     settings = settings_of(ctx)

@@ -26,12 +26,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, get_args
 
 from sqlalchemy import Connection, and_, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from rareindex_connectors import ConnectorMeta, refresh_interval
+from rareindex_connectors import ConnectorMeta, CrawlMode, refresh_interval
 
 from .ids import new_id
 from .schema import ACTIVE_RUN_STATUSES, connector_backfills, connector_runs, connectors
@@ -48,8 +48,6 @@ __all__ = [
     "enqueue_runs",
     "sweep_stale_runs",
 ]
-
-Mode = Literal["incremental", "backfill"]
 
 SKIP_REASONS = frozenset(
     {
@@ -69,7 +67,7 @@ class Due:
     """A run to enqueue: an incremental crawl, or the next slice of a backfill campaign."""
 
     connector_id: str
-    mode: Mode
+    mode: CrawlMode
     backfill_id: str | None = None
     last_started_at: datetime | None = None
 
@@ -134,7 +132,7 @@ def _insert_queued(
 ) -> dict[str, str]:
     """``INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING RETURNING``: one statement."""
     for _, mode, backfill_id in runs:
-        if mode not in ("incremental", "backfill"):
+        if mode not in get_args(CrawlMode):
             raise ValueError(f"unknown run mode {mode!r}; known: backfill, incremental")
         if (mode == "backfill") != (backfill_id is not None):
             raise ValueError(
