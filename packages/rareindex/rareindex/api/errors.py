@@ -11,6 +11,7 @@ database outage (storage's :class:`~rareindex.errors.DatabaseUnavailable`: 503
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,7 +62,23 @@ async def _api_error(request: Request, exc: Exception) -> Any:
 async def _http_error(request: Request, exc: Exception) -> Any:
     assert isinstance(exc, StarletteHTTPException)
     code = _CODES.get(exc.status_code, "error")
-    return _json(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+    headers = getattr(exc, "headers", None)
+    allowed = _allowed(request) if exc.status_code == 405 else ""
+    if allowed:  # else Starlette's own (a route the document leaves out)
+        headers = {**(headers or {}), "Allow": allowed}
+    return _json(exc.status_code, code, str(exc.detail), headers)
+
+
+def _allowed(request: Request) -> str:
+    """Every method the app documents at the request's path: Starlette's 405 names only the
+    first route that matched the path, and a path may have several (``GET`` and ``POST``)."""
+    path = request.url.path
+    methods: set[str] = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            methods |= {m.upper() for m in operations}
+    return ", ".join(sorted(methods))
 
 
 MAX_PROBLEMS = 10
