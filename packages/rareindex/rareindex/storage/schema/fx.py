@@ -414,6 +414,10 @@ def multi_currency_view_sql(dialect: str) -> dict[str, str]:
     is more than ``fx_settings.stale_days``) and ``fx_missing_reason`` (a key of
     :data:`FX_MISSING_REASONS`). PostgreSQL converts with ``ri_fx_convert``; SQLite in plain SQL
     (:func:`sqlite_exact_layers`), so the views read without RareIndex's connection.
+
+    Since migration 0018 the views also carry ``quarantined`` (the review queue holds the row out
+    of the index): a migration that creates them again passes these statements through
+    :func:`rareindex.storage.schema.review.views_with_review`.
     """
     sqlite = dialect == "sqlite"
 
