@@ -35,6 +35,7 @@ BENCHES: tuple[tuple[str, str, list[str] | None, list[str] | None], ...] = (
     ("scheduler", "bench.scheduler", [], ["--quick"]),
     ("index", "bench.index", [], ["--quick"]),
     ("api", "bench.api", [], ["--quick"]),
+    ("events", "bench.events", ["--sqlite"], ["--quick"]),
 )
 
 
