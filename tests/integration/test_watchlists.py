@@ -5,11 +5,13 @@ CLI's ``--principal alice`` and the token ``alice`` are one owner."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import httpx
 import pytest
 import structlog
 from fastapi.testclient import TestClient
@@ -25,6 +27,9 @@ from rareindex.storage.schema import api_tokens, events, watchlists
 from rareindex.storage.tokens import create_token
 from rareindex.storage.watchlist_store import watchlists_of
 from rareindex.watchlists import matching_watchlists
+from rareindex_connectors.testing import serve_asgi
+from tests.sse_client import Subscriber
+from tests.unit.rareindex.api.api_helpers import make_app
 
 
 @pytest.fixture(scope="module")
@@ -225,3 +230,43 @@ def test_the_events_page_filters_by_and_tags_with_the_caller_s_watchlists(
                          ("sale.recorded", [coins])]  # fmt: skip
     refused = client.get("/api/events/page", headers=bob, params={"watchlist": cheap})
     assert (refused.status_code, refused.json()["error"]) == (404, "unknown_watchlist")
+
+
+def test_the_event_stream_keeps_what_a_watchlist_matches(
+    db: tuple[str, Engine], tmp_path: Path
+) -> None:
+    _, engine = db
+    token = create_token(engine, "carol", role="read").token
+    headers = {"Authorization": f"Bearer {token}"}
+    app = make_app(engine, tmp_path, events_poll_seconds=0.05, events_heartbeat_seconds=0.3)
+    with engine.begin() as conn:
+        before = conn.execute(select(func.max(events.c.cursor))).scalar() or 0
+    with serve_asgi(app) as base:
+        made = httpx.post(
+            f"{base}/api/watchlists",
+            headers=headers,
+            json={"name": "big drops", "categories": ["tcg_card"], "move_pct": 25},
+        )
+        assert made.status_code == 201, made.text
+        wid = made.json()["id"]
+        sub = Subscriber([base], token, params={"cursor": before, "watchlist": wid}).start()
+        try:
+            with engine.begin() as conn:
+                emit(
+                    conn,
+                    [
+                        event("listing.price_changed", category="tcg_card", variant_id="var_z",
+                              payload={"old": "100.00", "new": "90.00", "currency": "USD"}),
+                        event("listing.price_changed", category="tcg_card", variant_id="var_z",
+                              payload={"old": "90.00", "new": "60.00", "currency": "USD"}),
+                        event("listing.price_changed", category="coin", variant_id="var_c",
+                              payload={"old": "100.00", "new": "10.00", "currency": "USD"}),
+                    ],
+                )  # fmt: skip
+            sub.wait_for(before + 2, timeout=10)
+            time.sleep(0.3)  # the coin's cursor passes by, unsent
+        finally:
+            sub.stop()
+    assert sub.cursors() == [before + 2]
+    assert sub.events[0].data["watchlists"] == [wid]
+    assert sub.events[0].data["payload"]["new"] == "60.00"
