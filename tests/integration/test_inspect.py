@@ -109,6 +109,8 @@ def test_fake_web_pages(url: str, kind: str, expect: str) -> None:
         ("feeds/atom_self_and_urn_ids.xml", ["news_item", "news_item", "rejected", "rejected"]),
         ("feeds/google_merchant.xml", ["listing", "listing", "listing", "rejected"]),
         ("feeds/google_merchant_sale_dates.xml", ["listing", "listing", "listing", "rejected"]),
+        ("feeds/google_merchant.tsv", ["listing", "listing"]),
+        ("feeds/google_merchant.csv", ["listing", "listing", "rejected"]),
     ],
 )
 def test_offer_and_feed_fixtures_through_the_cli(path: str, kinds: list[str]) -> None:
@@ -173,8 +175,8 @@ def test_a_json_feed_is_sniffed_as_a_feed_never_as_a_store_response(name: str) -
 @pytest.mark.parametrize(
     ("path", "code", "message"),
     [
-        # A Merchant TSV product feed matches no adapter: an error, not "0 lines, exit 0".
-        ("feeds/google_merchant.tsv", 2, "error: unexpected_shape: matches no adapter"),
+        # A CSV that is no Merchant product feed matches no adapter: an error, not "0 lines".
+        ("feeds/not_merchant.csv", 2, "error: unexpected_shape: matches no adapter"),
         # HTML that states no product: an error with the reason.
         ("structured/no_structured_data.html", 2, "error: unexpected_shape: no schema.org Product"),
         # A readable feed with no entries: nothing printed, exit 1.
@@ -197,3 +199,15 @@ def test_detect_kind_refuses_bytes_that_match_no_adapter() -> None:
     assert excinfo.value.reason.value == "unexpected_shape"
     assert "--as" in str(excinfo.value)
     assert detect_kind(b"<!DOCTYPE html><title>x</title>", "page") == "html"
+
+
+def test_merchant_tsv_and_csv_feeds_are_sniffed_as_feeds_and_other_csvs_are_not() -> None:
+    for name in ("google_merchant.tsv", "google_merchant.csv"):
+        assert detect_kind((ADAPTER_FIXTURES / "feeds" / name).read_bytes(), name) == "feed"
+    with pytest.raises(ParseError) as excinfo:
+        detect_kind((ADAPTER_FIXTURES / "feeds/not_merchant.csv").read_bytes(), "not_merchant.csv")
+    assert excinfo.value.reason.value == "unexpected_shape"
+    assert "Merchant TSV/CSV" in str(excinfo.value)
+    forced = run_cli("inspect", str(ADAPTER_FIXTURES / "feeds/not_merchant.csv"), "--as", "feed")
+    assert forced.returncode == 2 and "nor a Merchant TSV/CSV product feed" in forced.stderr
+    assert len(forced.stderr.strip().splitlines()) == 1

@@ -55,7 +55,9 @@ def detect_kind(content: bytes, source: str) -> str:
 
     Raises:
         ParseError: ``unexpected_shape`` when the bytes look like none of :data:`KINDS` (a CSV
-            or TSV product feed, plain text …): guessing "html" there would print nothing.
+            that is no Merchant product feed, plain text …): guessing "html" there would print
+            nothing. A Merchant TSV or CSV product feed (its header has Merchant's columns) is a
+            ``feed``.
     """
     head = content[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()
     lowered = head.lower()
@@ -70,6 +72,10 @@ def detect_kind(content: bytes, source: str) -> str:
         if head.startswith(b"{") and _is_json_feed(head):
             return "feed"
         return "woocommerce" if head.startswith(b"[") or b'"prices"' in head else "shopify"
+    from rareindex_connectors.adapters.feeds import looks_like_merchant_table
+
+    if looks_like_merchant_table(content):  # a Merchant TSV/CSV product feed: its header says so
+        return "feed"
     if (
         name == "robots.txt"
         or lowered.startswith((b"user-agent", b"sitemap:", b"#"))
@@ -80,8 +86,8 @@ def detect_kind(content: bytes, source: str) -> str:
         return "html"
     raise ParseError(
         ParseReason.UNEXPECTED_SHAPE,
-        f"matches no adapter: not PDF, a sitemap, an RSS/Atom/JSON feed, JSON, robots.txt or"
-        f" HTML (pass --as one of {', '.join(KINDS)})",
+        f"matches no adapter: not PDF, a sitemap, an RSS/Atom/JSON feed, a Merchant TSV/CSV"
+        f" product feed, JSON, robots.txt or HTML (pass --as one of {', '.join(KINDS)})",
         snippet=head[:200].decode("utf-8", "replace"),
     )
 

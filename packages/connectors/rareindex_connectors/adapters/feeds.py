@@ -16,6 +16,12 @@ XML formats), and Google Merchant product feeds to :class:`Listing` records.
   ``g:availability``, ``g:condition``) is a product: it becomes a :class:`Listing` in
   ``FeedResult.listings`` and needs no date. ``currency`` is used only for a ``g:price`` written
   without an ISO code.
+* A Merchant Center product feed as the **TSV or CSV file** merchants upload (header row
+  ``id<TAB>title<TAB>…<TAB>price``, ``price`` as ``15.00 USD``) is read the same way, row by row,
+  into listings (``FeedResult.version`` ``merchant-tsv`` or ``merchant-csv``). Only a header
+  with Merchant's columns (``id``, ``title``, ``link``, ``price`` and one of ``availability``,
+  ``image_link``, ``condition``: :func:`looks_like_merchant_table`) makes a file one; other CSVs
+  are not feeds.
 * Titles and summaries are plain text: feed HTML is stripped with selectolax and whitespace folded.
 * Bozo feeds (not well-formed, but readable by feedparser's lenient parser) are read, and
   ``FeedResult.bozo`` says what was wrong. A payload that is not a feed at all (no feed version and
@@ -49,10 +55,11 @@ from selectolax.lexbor import LexborHTMLParser
 
 from .._errors import ParseError, ParseReason
 from .._normalized import Listing, NewsItem, parse_normalized
-from . import _jsonfeed, _merchant
+from . import _jsonfeed, _merchant, _merchant_table
+from ._merchant_table import looks_like_merchant_table
 from ._rejected import Rejected
 
-__all__ = ["MAX_FEED_BYTES", "FeedResult", "parse_feed"]
+__all__ = ["MAX_FEED_BYTES", "FeedResult", "looks_like_merchant_table", "parse_feed"]
 
 MAX_FEED_BYTES = 16 * 1024 * 1024
 """Feeds larger than this are refused (``too_large``); real feeds are well under 1 MB."""
@@ -254,6 +261,17 @@ def parse_feed(
             version=version,
             title=title,
         )
+    if looks_like_merchant_table(data):  # the TSV or CSV files merchants upload
+        version, entries = _merchant_table.rows(data)
+        return _collect(
+            entries,
+            lambda entry: _merchant.listing(
+                entry, _merchant_table.PREFIX, link=None, currency=currency, at=fetched_at
+            ),
+            lambda entry: dict.get(entry, "g_title") or dict.get(entry, "g_id"),
+            version=version,
+            title=None,
+        )
     _refuse_entity_declarations(data)
     headers = {"content-type": "application/xml"}
     if base_url:
@@ -265,7 +283,9 @@ def parse_feed(
     if not version and not entries:
         raise ParseError(
             ParseReason.UNEXPECTED_SHAPE,
-            f"not an RSS, Atom or JSON feed ({bozo or 'no feed elements'})",
+            f"not an RSS, Atom or JSON feed, nor a Merchant TSV/CSV product feed (a header with"
+            f" id, title, link, price and availability, image_link or condition)"
+            f" ({bozo or 'no feed elements'})",
             snippet=data[:200].decode("utf-8", "replace"),
         )
     prefix = _merchant.merchant_prefix(dict(parsed.get("namespaces") or {}))

@@ -12,7 +12,12 @@ from rareindex_connectors._errors import ParseError, ParseReason
 from rareindex_connectors._money import Money
 from rareindex_connectors._normalized import NewsItem
 from rareindex_connectors.adapters._merchant import effective_interval
-from rareindex_connectors.adapters.feeds import MAX_FEED_BYTES, FeedResult, parse_feed
+from rareindex_connectors.adapters.feeds import (
+    MAX_FEED_BYTES,
+    FeedResult,
+    looks_like_merchant_table,
+    parse_feed,
+)
 
 FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "adapters" / "feeds"
 
@@ -396,3 +401,80 @@ def test_an_unreadable_effective_date_is_refused(interval: str) -> None:
         effective_interval(interval)
     assert refused.value.reason is ParseReason.INVALID_VALUE
     assert refused.value.field == "g:sale_price_effective_date"
+
+
+def test_a_merchant_tsv_feed_gives_listings() -> None:
+    data = _fixture("google_merchant.tsv")
+    assert looks_like_merchant_table(data)
+
+    result = parse_feed(data)
+
+    assert result.version == "merchant-tsv" and result.items == () and result.rejected == ()
+    brown, brady = result.listings
+    assert (brown.external_id, brown.identifiers.sku, brown.price, brown.available) == (
+        "GG-1958T-62",
+        "GG-1958T-62",
+        Money(amount="2450.00", currency="USD"),
+        True,
+    )
+    assert brown.url == "https://gridirongrails.example/products/1958-topps-jim-brown-62-psa-6"
+    assert brown.image_urls == ("https://cdn.gridirongrails.example/img/brown-62.jpg",)
+    assert (brady.available, brady.identifiers.ean, brady.image_urls) == (
+        False,
+        "0748214123456",
+        (),
+    )
+
+
+def test_a_merchant_csv_feed_gives_listings_and_rejects_a_row_alone() -> None:
+    result = parse_feed(_fixture("google_merchant.csv"))
+
+    assert result.version == "merchant-csv"
+    jordan, box = result.listings
+    assert jordan.title == "1986 Fleer Michael Jordan #57 RC, PSA 8"  # a quoted comma
+    assert (jordan.price, jordan.available, jordan.condition) == (
+        Money(amount="8950.00", currency="USD"),
+        True,
+        "used",
+    )
+    assert (box.price, box.compare_at_price, box.identifiers.upc) == (
+        Money(amount="22999.00", currency="USD"),
+        Money(amount="24999.00", currency="USD"),
+        None,
+    )
+    (no_price,) = result.rejected
+    assert (no_price.where, no_price.reason, no_price.field, no_price.snippet) == (
+        "entry 3",
+        ParseReason.MISSING_FIELD,
+        "g:price",
+        "TT-NO-PRICE",
+    )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"id,title,price\nA1,Card,5.00 USD\n",  # no link, no Merchant column of its own
+        b"sku,name,link,price,availability\nA1,Card,https://s.example/a,5 USD,in stock\n",
+        b"id;title;link;price;availability\nA1;Card;https://s.example/a;5 USD;in stock\n",
+        b"date,open,high,low,close\n2025-01-02,1,2,0.5,1.5\n",
+        b'<rss version="2.0"><channel><title>id,title,link,price,condition</title></channel></rss>',
+    ],
+)
+def test_other_csvs_are_no_merchant_feed(data: bytes) -> None:
+    assert not looks_like_merchant_table(data)
+
+
+def test_merchant_table_headers_as_merchants_write_them() -> None:
+    data = (
+        b"\xef\xbb\xbfID\tTitle\tLink\tPrice\tSale Price\tg:availability\t"
+        b"sale price effective date\n"
+        b"A-1\tCard\thttps://s.example/a\t10.00 EUR\t8.00 EUR\tin_stock\t"
+        b"2025-11-28T00:00+0100/2025-11-30T23:59+0100\n"
+    )
+    during = parse_feed(data, fetched_at=datetime(2025, 11, 29, tzinfo=UTC)).listings[0]
+    after = parse_feed(data, fetched_at=datetime(2025, 12, 29, tzinfo=UTC)).listings[0]
+    assert (during.price, after.price) == (
+        Money(amount="8.00", currency="EUR"),
+        Money(amount="10.00", currency="EUR"),
+    )
