@@ -132,3 +132,10 @@ def test_a_value_without_a_currency_is_in_dollars() -> None:
     w = Watchlist.create("token:alice", "w", categories=["coin"], below=Decimal("5"))
     assert (w.currency, w.below) == ("USD", Decimal("5"))
     assert Watchlist.create("token:a", "w", categories=["coin"]).currency is None
+
+
+def test_an_auction_result_is_priced_at_its_price_realised_else_its_hammer() -> None:
+    cheap = wl("cheap", categories=("tcg_card",), below=Decimal("500"), currency="USD")
+    realised = event(price_realised="550.00", hammer_price="480.00", currency="USD")
+    assert matching_watchlists(realised, [cheap]) == []  # 550 realised, though hammered at 480
+    assert matching_watchlists(event(hammer_price="480.00", currency="USD"), [cheap]) == ["cheap"]

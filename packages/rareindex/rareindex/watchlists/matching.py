@@ -9,8 +9,9 @@ An event (the dict of :mod:`rareindex.events`: ``type``, ``category``, ``asset_i
 2. every price condition the watchlist sets holds:
 
    * ``below`` / ``above`` — the event's price (payload ``price``, else ``new``: a listing's new
-     price) is below / above the value, in the watchlist's currency (payload ``currency``); an
-     event without a price, or in another currency, does not match;
+     price, else an auction result's ``price_realised`` or ``hammer_price``) is below / above the
+     value, in the watchlist's currency (payload ``currency``); an event without a price, or
+     in another currency, does not match;
    * ``move_pct`` — the price moved by more than that many percent, up or down: payload
      ``ratio`` (new / old), else ``new`` / ``old``; an event that is not a move does not match.
 
@@ -51,12 +52,20 @@ def _payload(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return payload if isinstance(payload, Mapping) else {}
 
 
+_PRICE_KEYS = ("price", "new", "price_realised", "hammer_price")
+"""Where an event's payload holds its price: a sale's or a listing's ``price``, a price change's
+``new``, an auction result's price realised, else its hammer price."""
+
+
 def event_price(event: Mapping[str, Any]) -> tuple[Decimal, str] | None:
-    """The event's price and currency (payload ``price``, else ``new``), if it has one."""
+    """The event's price and currency (payload ``price``, else ``new``, else an auction result's
+    ``price_realised``, else its ``hammer_price``), if it has one."""
     payload = _payload(event)
-    price = _decimal(payload.get("price"))
-    if price is None:
-        price = _decimal(payload.get("new"))
+    price = None
+    for key in _PRICE_KEYS:
+        price = _decimal(payload.get(key))
+        if price is not None:
+            break
     currency = payload.get("currency")
     if price is None or not isinstance(currency, str):
         return None
