@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -309,3 +310,38 @@ def test_the_prune_command_keeps_the_retention(any_engine: Engine, tmp_path: Pat
     assert [line.count('"cursor"') for line in listed.stdout.splitlines()] == [1, 1]
     expired = run_cli("events", "list", "--after", "1", env=env)
     assert expired.returncode == 2 and "retention horizon" in expired.stdout
+
+
+def test_an_estimate_moving_beyond_the_threshold_is_an_event(
+    any_engine: Engine, tmp_path: Path
+) -> None:
+    from datetime import date
+
+    from rareindex.pricing.build import PricingResult
+    from rareindex.pricing.estimates import Estimate
+    from rareindex.storage.pricing_store import write_result
+    from rareindex.storage.schema import asset_variants
+
+    _setup(any_engine)
+    _pipeline(any_engine, tmp_path, FIRST)
+    with any_engine.connect() as conn:
+        variant, asset = conn.execute(
+            select(asset_variants.c.id, asset_variants.c.asset_id).limit(1)
+        ).one()
+
+    def priced(value: float) -> PricingResult:
+        estimate = Estimate(
+            variant, asset, date(2026, 4, 10), value, value * 0.8, value * 1.2, "USD",
+            Decimal(str(value)), Decimal(str(value * 0.8)), Decimal(str(value * 1.2)),
+            5, date(2026, 4, 1), date(2026, 4, 9), 0.2, "medium",
+        )  # fmt: skip
+        return PricingResult(as_of=datetime(2026, 4, 10, tzinfo=UTC), estimates={variant: estimate})
+
+    for value in (100.0, 105.0, 130.0, 128.0):  # first, +5 %, +23.8 %, -1.5 %
+        with any_engine.begin() as conn:
+            write_result(conn, priced(value), indices=[])
+    moved = [e for e in _events(any_engine) if e["type"] == "estimate.moved"]
+    assert len(moved) == 1
+    assert moved[0]["payload"]["old"] == "105.00" and moved[0]["payload"]["new"] == "130.00"
+    assert moved[0]["variant_id"] == variant and moved[0]["category"] == "tcg_card"
+    assert moved[0]["payload"]["ratio"] == "1.238095"

@@ -10,7 +10,7 @@ event needs it, never one per row) and handed to :func:`~.outbox.emit` by the wr
 ``listing.ended``          the newest sighting is no longer available
 ``cert.mismatch``          a sighting's title newly disagrees with its verified certificate
 ``connector.health_changed``  a connector's health status differs from its previous snapshot
-``estimate.moved``         a variant's estimate moved beyond ``ESTIMATE_MOVE`` (pricing)
+``estimate.moved``         a variant's USD estimate moved by more than :data:`ESTIMATE_MOVE`
 =========================  =================================================================
 """
 
@@ -24,15 +24,18 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from .outbox import event, money
-from .schema import auction_lots, sales
+from .schema import auction_lots, price_estimates, sales
 
 __all__ = [
+    "ESTIMATE_MOVE",
     "LOT_RESULTS",
     "cert_mismatch_events",
+    "estimate_moved_events",
     "health_event",
     "listing_events",
     "lot_result_events",
     "new_sale_events",
+    "stored_estimates",
     "stored_lot_results",
 ]
 
@@ -40,6 +43,9 @@ CHUNK = 500
 _RATIO = Decimal("0.000001")
 LOT_RESULTS = frozenset({"sold", "passed", "withdrawn"})
 """The lot statuses that are a result (``upcoming`` and ``open`` are not)."""
+ESTIMATE_MOVE = Decimal("0.10")
+"""An estimate moving by more than this fraction (up or down) is an ``estimate.moved``: every
+batch re-prices the whole category along its index, so smaller moves are not news."""
 _LOT_RESULT_COLUMNS = ("status", "hammer_price", "price_realised", "buyer_premium", "currency")
 
 
@@ -253,3 +259,42 @@ def health_event(previous: str | None, snapshot: Any) -> list[dict[str, Any]]:
             },
         )
     ]
+
+
+def stored_estimates(conn: Connection) -> dict[str, Decimal]:
+    """Variant id -> its published USD estimate, before the pricing replaces them."""
+    rows = conn.execute(select(price_estimates.c.variant_id, price_estimates.c.value_usd))
+    return {variant_id: Decimal(value) for variant_id, value in rows}
+
+
+def estimate_moved_events(
+    before: Mapping[str, Decimal], rows: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """``estimate.moved`` for each new estimate row (of ``price_estimates``) whose USD value
+    differs from its published one by more than :data:`ESTIMATE_MOVE` (a first estimate is no
+    move)."""
+    out = []
+    for row in rows:
+        old = before.get(row["variant_id"])
+        new = Decimal(row["value_usd"])
+        if old is None or old <= 0 or abs(new / old - 1) <= ESTIMATE_MOVE:
+            continue
+        out.append(
+            event(
+                "estimate.moved",
+                asset_id=row["asset_id"],
+                variant_id=row["variant_id"],
+                payload={
+                    "variant_id": row["variant_id"],
+                    "old": money(old),
+                    "new": money(new),
+                    "ratio": format((new / old).quantize(_RATIO).normalize(), "f"),
+                    "currency": "USD",
+                    "as_of": row["as_of"].isoformat(),
+                    "basis": row["basis"],
+                    "n_sales": row["n_sales"],
+                    "confidence": row["confidence"],
+                },
+            )
+        )
+    return out

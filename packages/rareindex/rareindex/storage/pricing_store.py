@@ -64,6 +64,8 @@ from ..pricing import (
 )
 from ..pricing.build import Resume
 from . import Engine
+from .change_events import estimate_moved_events, stored_estimates
+from .outbox import emit
 from .review_store import review_holds
 from .schema import (
     asset_variants,
@@ -355,6 +357,7 @@ def write_result(
     """Replace the published tables with ``result``, rows in key order: every estimate and curve,
     the indices of ``indices`` (default: all; an id absent from ``result`` is removed), and
     ``priced_sales`` with ``sales_used`` when given."""
+    published = stored_estimates(conn)  # for the estimate.moved events
     for target in (price_estimates, grade_curves):
         conn.execute(delete(target))
     if indices is None:
@@ -363,6 +366,7 @@ def write_result(
         conn.execute(delete(index_values).where(index_values.c.index_id.in_(sorted(indices))))
     rows = [_estimate_row(result.estimates[v]) for v in sorted(result.estimates)]
     _insert(conn, price_estimates, rows)
+    emit(conn, estimate_moved_events(published, rows))
     curves = [
         {
             "category": category,
