@@ -43,6 +43,8 @@ API_ROUTES = [
     ("GET", "/api/watchlists"),
     ("POST", "/api/watchlists"),
     ("DELETE", "/api/watchlists/{watchlist_id}"),
+    ("GET", "/api/events"),
+    ("GET", "/api/events/page"),
     ("GET", "/api/review"),
     ("POST", "/api/review/{item_id}/accept"),
     ("POST", "/api/review/{item_id}/reject"),
