@@ -22,6 +22,7 @@ from rareindex.storage.fx_coverage import fx_coverage
 from rareindex.storage.fx_settings import set_stale_days, stale_days, sync_stale_days
 from rareindex.storage.schema import VIEW_CURRENCIES, connectors, listings, sales, sources
 from rareindex_connectors import currency_minor_unit
+from tests.cli_helpers import run_cli
 
 # (id, UTC time, price, currency, the ECB publication day whose rates apply)
 SALES = [
@@ -270,3 +271,22 @@ def test_sqlite_views_read_without_rareindex(sqlite_engine: Engine) -> None:
             for target in VIEW_CURRENCIES:
                 expected = convert(conn, Decimal(price), currency, target, when)
                 assert viewed[f"price_{target.lower()}"] == format(expected, "f"), sale_id
+
+
+def test_fx_stale_days_command_sets_what_the_views_read(tmp_path: Path) -> None:
+    env = {"RI_DATA_DIR": str(tmp_path)}
+    assert run_cli("db", "upgrade", env=env).returncode == 0
+    shown = run_cli("fx", "stale-days", env=env)
+    assert shown.returncode == 0 and "fx stale days: 7" in shown.stdout
+    assert "fx stale days: 14" in run_cli("fx", "stale-days", "14", env=env).stdout
+    bare = sqlite3.connect(tmp_path / "rareindex.db")
+    try:
+        assert bare.execute("SELECT stale_days FROM fx_settings").fetchone() == (14,)
+    finally:
+        bare.close()
+    # RI_FX_STALE_DAYS, when set, is written whenever the CLI opens the database.
+    given = run_cli("fx", "stale-days", env={**env, "RI_FX_STALE_DAYS": "3"})
+    assert "fx stale days: 3" in given.stdout, given.stderr
+    assert "fx stale days: 3" in run_cli("fx", "stale-days", env=env).stdout  # kept when unset
+    refused = run_cli("fx", "stale-days", "--", "-1", env=env)
+    assert refused.returncode == 2
