@@ -22,29 +22,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from rareindex_connectors.adapters.certs import (
-    GRADERS,
-    Attribution,
-    CertMention,
-    candidates_for,
-    cert_key,
-    extract_certs,
-    parse_cert_number,
-    parse_grader,
-)
+from rareindex_connectors.adapters import certs as _rule
+from rareindex_connectors.adapters.certs import *  # noqa: F403  (the rule's names, re-exported)
 
-__all__ = [
-    "GRADERS",
-    "Attribution",
-    "CertMention",
-    "candidates_for",
-    "cert_key",
-    "extract_certs",
-    "parse_cert_number",
-    "parse_grader",
-    "title_mismatch",
-    "title_years",
-]
+__all__ = ["title_mismatch", "title_years"]
+__all__ += _rule.__all__
 
 _YEAR = re.compile(r"(?<![\w#/$.\-])((?:18|19|20)[0-9][0-9])(?:-([0-9][0-9]))?(?![\w/.]|-[0-9])")
 _STOPWORDS = frozenset({"the", "and", "of", "jr", "sr", "ii", "iii"})
