@@ -25,7 +25,10 @@ Ground truth for tests (each function cached per seed):
 * :func:`.shopify_data.shop_data`, :func:`.woo_data.woo_data`, :func:`.auction_data.auction_data`,
   :func:`.market_data.market_data`, :func:`.grader.grader_data`, :func:`.news.articles`;
 * :mod:`.truth` — :func:`~.truth.appearances`, :func:`~.truth.cert_numbers`,
-  :func:`~.truth.shared_copies`, :func:`~.truth.shared_items`.
+  :func:`~.truth.shared_copies`, :func:`~.truth.shared_items`;
+* :mod:`.prices` — :func:`~.prices.price_truth`: each category's weekly index path and shock
+  week, and every copy's true value in any week (the market's and the auction house's prices
+  scatter around it).
 
 Example:
     >>> from rareindex_fakeweb.sites import truth

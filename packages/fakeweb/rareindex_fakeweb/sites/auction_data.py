@@ -7,6 +7,9 @@ increments; the premium is a percentage of the hammer; the price realised is the
 lot* of three slabs (:attr:`Lot.is_group`), marked up as an ``AggregateOffer`` with one offer per
 slab; three lot pages carry JSON-LD with a trailing comma (:attr:`Lot.broken_jsonld`), and the
 broken pages and every third page repeat the offer as microdata (:attr:`Lot.microdata`).
+
+A lot's fair value is its copies' true value in the week the sale closed
+(:func:`.prices.price_truth`); the estimate brackets it and the hammer falls around it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from ._web import site_rng
+from .prices import price_truth
 from .world import Copy, World, world
 
 __all__ = ["HOST", "AuctionData", "Lot", "Sale", "auction_data", "build_auction", "lot_title"]
@@ -142,7 +146,18 @@ def build_auction(seed: int, world_: World) -> AuctionData:
         singles = [i for i, g in enumerate(groups) if len(g) == 1 and i not in unsold]
         broken = set(rng.sample(singles, BROKEN_JSONLD[sale_id]))
         lots = [
-            _lot(rng, sale_id, n, group, currency, pct, closed, n - 1 in unsold, n - 1 in broken)
+            _lot(
+                rng,
+                seed,
+                sale_id,
+                n,
+                group,
+                currency,
+                pct,
+                closed,
+                n - 1 in unsold,
+                n - 1 in broken,
+            )
             for n, group in enumerate(groups, start=1)
         ]
         sales.append(Sale(sale_id, title, city, currency, pct, closed, tuple(lots)))
@@ -163,6 +178,7 @@ def _group(copies: list[Copy], shared: set[str], first_sale: bool) -> list[tuple
 
 def _lot(
     rng: random.Random,
+    seed: int,
     sale_id: str,
     number: int,
     copies: tuple[Copy, ...],
@@ -173,7 +189,10 @@ def _lot(
     broken: bool,
 ) -> Lot:
     rate = 1 / USD_PER_EUR if currency == "EUR" else 1.0
-    values = [c.value_cents(rng, 0.3) * rate / 100 for c in copies]
+    truth = price_truth(seed)
+    values = [
+        c.value_cents(rng, 0.3) * truth.level(c.item.category, closed) * rate / 100 for c in copies
+    ]
     fair = sum(values)
     low, high = _on_increment(fair * 0.7), _on_increment(fair * 1.1)
     hammer = premium = realised = None

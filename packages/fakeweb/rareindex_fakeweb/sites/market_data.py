@@ -20,6 +20,9 @@ cert-verify stage must raise. They were sold weeks ago, past the first page of s
 
 :attr:`Listing.grader` is the ground truth after the negation rules: ``None`` for raw copies even
 when the title names a grader.
+
+Prices scatter (±30 %, a lot at its size) around the copy's true value in the week it sold, an
+active listing's around today's (:func:`.prices.price_truth`: each category's index path).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Literal
 
 from ._web import NOW, gbp, moment, site_rng, usd
 from .catalog import Item
+from .prices import price_truth
 from .world import Copy, World, world
 
 __all__ = ["HOST", "MISTITLED", "Listing", "MarketData", "build_market", "market_data"]
@@ -127,7 +131,7 @@ def build_market(seed: int, world_: World) -> MarketData:
         while not item_id or item_id in ids:
             item_id = f"{rng.choice(('125', '256', '395', '226'))}{rng.randrange(10**9):09d}"
         ids.add(item_id)
-        listings.append(_listing(rng, item_id, copy, copy.key in shared))
+        listings.append(_listing(rng, seed, item_id, copy, copy.key in shared))
     listings.extend(_mistitled(seed, world_, ids))
     return MarketData(tuple(listings), {x.item_id: x for x in listings})
 
@@ -176,7 +180,10 @@ def _mistitled(seed: int, world_: World, ids: set[str]) -> list[Listing]:
             item_id = f"{rng.choice(('125', '256'))}{rng.randrange(10**9):09d}"
         ids.add(item_id)
         copy = Copy(f"mt{n + 1:05d}", claimed, grade)
-        price = copy.value_cents(rng, 0.2) // 100 * 100 + 99
+        base = copy.value_cents(rng, 0.2)
+        when = NOW - timedelta(days=40 + 7 * n, seconds=rng.randrange(86_400))
+        true_cents = base * price_truth(seed).level(claimed.category, when)
+        price = int(true_cents) // 100 * 100 + 99
         planted.append(
             Listing(
                 item_id=item_id,
@@ -187,8 +194,8 @@ def _mistitled(seed: int, world_: World, ids: set[str]) -> list[Listing]:
                 price=price,
                 currency="USD",
                 price_text=usd(price),
-                shipping=499 if price > 2_000 else 0,
-                when=NOW - timedelta(days=40 + 7 * n, seconds=rng.randrange(86_400)),
+                shipping=499 if base > 2_000 else 0,
+                when=when,
                 seller=rng.choice(SELLERS) + rng.choice(SUFFIXES),
                 bids=None,
                 lot_size=1,
@@ -255,7 +262,7 @@ def _title(rng: random.Random, copy: Copy, shared: bool) -> tuple[str, int, str 
     return " ".join(w for w in words if w), lot_size, cert_in_title, flags
 
 
-def _listing(rng: random.Random, item_id: str, copy: Copy, shared: bool) -> Listing:
+def _listing(rng: random.Random, seed: int, item_id: str, copy: Copy, shared: bool) -> Listing:
     title, lot_size, cert_in_title, flags = _title(rng, copy, shared)
     status: Literal["sold", "active"] = "sold" if shared or rng.random() < 0.75 else "active"
     sale_type: Literal["auction", "fixed", "best_offer"] = rng.choices(
@@ -269,17 +276,26 @@ def _listing(rng: random.Random, item_id: str, copy: Copy, shared: bool) -> List
     usd_cents = copy.value_cents(rng, 0.3) * lot_size
     currency: Literal["USD", "GBP"] = "GBP" if uk else "USD"
     price = int(usd_cents * 0.79) if uk else usd_cents
+    ending = None
     if sale_type != "auction":
-        price = price // 100 * 100 + rng.choice((0, 99, 95))
-    price_text = gbp(price) if uk else usd(price)
-    if not uk and rng.random() < 0.2:
-        price_text = f"US {price_text}"
+        ending = rng.choice((0, 99, 95))
+        price = price // 100 * 100 + ending
+    us_prefix = not uk and rng.random() < 0.2
+    # shipping follows the copy's size today (the draws stay those of the sites before a truth)
     shipping = rng.choice((0, 0, 499, 500, 599, 1_000, 2_500)) if price > 2_000 else 0
     if status == "sold":
         # shared copies were sold at auction in February to April, and resold after
         when = moment(rng, days=18 if shared else 120)
     else:
         when = NOW + timedelta(seconds=rng.randrange(3600, 7 * 86400))
+    # the price scatters around the copy's true value in the week it sold (asks: today's)
+    true_cents = usd_cents * price_truth(seed).level(copy.item.category, when)
+    price = max(1, int(true_cents * 0.79) if uk else int(true_cents))
+    if ending is not None:
+        price = price // 100 * 100 + ending
+    price_text = gbp(price) if uk else usd(price)
+    if us_prefix:
+        price_text = f"US {price_text}"
     seller = rng.choice(SELLERS) + rng.choice(SUFFIXES) + ("_uk" if uk else "")
     return Listing(
         item_id=item_id,

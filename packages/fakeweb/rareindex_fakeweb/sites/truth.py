@@ -8,6 +8,9 @@ Tests of adapters and entity resolution compare what they extracted with these a
 * :func:`shared_copies` — the same physical slab (same cert) on a store, the auction house and
   the marketplace.
 * :func:`shared_items` — item identities (grade aside) offered by two or more hosts.
+* :func:`price_truth` — what every copy is truly worth in any week: each category's weekly index
+  path (drift, noise, one shock) that the marketplace's and the auction house's prices scatter
+  around (:mod:`.prices`).
 
 Example:
     >>> from rareindex_fakeweb.sites import truth
@@ -26,6 +29,7 @@ from .auction_data import HOST as AUCTION_HOST
 from .auction_data import auction_data
 from .market_data import HOST as MARKET_HOST
 from .market_data import market_data
+from .prices import PriceTruth, price_truth
 from .shopify_data import HOST as SHOP_HOST
 from .shopify_data import shop_data
 from .woo_data import COINS_HOST, COMICS_HOST, woo_data
@@ -33,9 +37,11 @@ from .world import Copy, world
 
 __all__ = [
     "Appearance",
+    "PriceTruth",
     "SharedCopy",
     "appearances",
     "cert_numbers",
+    "price_truth",
     "shared_copies",
     "shared_items",
 ]
