@@ -2,14 +2,16 @@
 
     python -m bench.index [--quick] [--seed 7] [--sales 100000]
 
-The fake web's market draws its prices from fixed values (the contract and golden tests depend on
-them), so the truth lives here, in a bench-only generator built on the fake web's own catalog
-(:func:`rareindex_fakeweb.sites.world.world`: 884 items in four categories):
+The truth is the fake web's own (:func:`rareindex_fakeweb.sites.prices.price_truth`, published
+beside its other ground truth): per category a weekly index path over 52 weeks (a drift, a weekly
+noise of sd 0.8 %, one shock of 12-20 % in a different week per category), the path the fake
+market's and auction house's prices follow. The fake market sells a few hundred copies, far from
+the 100,000 sales this bench needs, so the sales themselves come from a bench-only sampler on the
+fake web's catalog (:func:`rareindex_fakeweb.sites.world.world`: 884 items in four categories),
+priced around the fake web's true values:
 
-* each category has a weekly index path over 52 weeks: a drift, a weekly noise (sd 0.8 %), and
-  one shock (a drop of 12-20 % in one week, a different week per category);
-* each item has four variants (raw, PSA 8, PSA 9, PSA 10 at 1, 1.6, 2.5 and 7 times the raw
-  value) whose true value follows its category's path exactly: ``V(t) = V0 * I(t) / I(0)``;
+* each item has four variants (raw, PSA 8, PSA 9, PSA 10 at 1, 1.6, 2.5 and 7 times the item's
+  fake-web value) whose true value follows its category's path exactly: ``V(t) = V0 * I(t)``;
 * each variant gets a popularity (log-normal) and its share of ``--sales`` sales at uniform times,
   priced ``V(t) * exp(e)`` with ``e`` from N(0, 0.15) in 92 % of sales and N(0, 0.6) in 8 %
   (shill bids, mis-described copies: collectibles' prices have fat tails); 10 % in GBP;
@@ -63,9 +65,10 @@ from rareindex.pricing import (
     week_of,
 )
 from rareindex.pricing.build import drift_of
+from rareindex_fakeweb.sites.prices import price_truth
 from rareindex_fakeweb.sites.world import world
 
-START = datetime(2025, 12, 1, tzinfo=UTC)  # a Monday
+START = datetime(2025, 5, 5, tzinfo=UTC)  # the first week of the fake web's price truth
 WEEKS = 52
 GRADES = {"raw": 1.0, "PSA 8": 1.6, "PSA 9": 2.5, "PSA 10": 7.0}
 GBP_PER_USD = 0.79
@@ -76,10 +79,10 @@ BACKTEST_WEEKS = 13
 @dataclass(frozen=True, slots=True)
 class Truth:
     paths: dict[str, list[float]]
-    """Category -> the true index level of each week (1.0 on the first)."""
+    """Category -> the true index level of each week (the fake web's: 1.0 on the newest)."""
     shock_week: dict[str, int]
     values: dict[str, float]
-    """Variant id -> its true USD value on the first week."""
+    """Variant id -> its true USD value when the level is 1.0 (today)."""
     variants: list[VariantRef]
     records: list[SaleRecord]
 
@@ -91,19 +94,10 @@ class Truth:
 def generate(seed: int, n_sales: int) -> Truth:
     rng = random.Random(f"bench.index/{seed}")
     items = world(seed).items
-    categories = sorted({i.category for i in items})
-    paths: dict[str, list[float]] = {}
-    shocks: dict[str, int] = {}
-    for n, category in enumerate(categories):
-        drift = rng.uniform(-0.001, 0.004)
-        shock_at = 24 + 5 * n
-        shock = -rng.uniform(0.12, 0.20)
-        level, path = 0.0, []
-        for week in range(WEEKS):
-            if week:
-                level += drift + rng.gauss(0, 0.008) + (shock if week == shock_at else 0.0)
-            path.append(math.exp(level))
-        paths[category], shocks[category] = path, shock_at
+    published = price_truth(seed)
+    assert published.weeks[0] == START.date() and len(published.weeks) == WEEKS
+    paths = {category: list(path) for category, path in published.paths.items()}
+    shocks = {c: (week - START.date()).days // 7 for c, week in published.shocks.items()}
     variants: list[VariantRef] = []
     values: dict[str, float] = {}
     popularity: dict[str, float] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 import pytest
@@ -17,7 +18,8 @@ def test_noise_free_pairs_give_the_true_path_exactly() -> None:
     assert [p.week for p in points] == [week_of(MONDAY) + timedelta(weeks=w) for w in range(10)]
     assert [p.level for p in points] == pytest.approx([100 * x for x in PATH], rel=1e-6)
     assert points[0].method == "base" and all(p.method == "wls" for p in points[1:])
-    assert all(p.pairs == 60 for p in points[1:])
+    # each sale pairs with up to four earlier weeks of its variant
+    assert [p.pairs for p in points[1:]] == [60 * min(w, 4) for w in range(1, 10)]
 
 
 def test_noisy_pairs_track_the_path_and_the_shock_lands_in_its_week() -> None:
@@ -37,12 +39,13 @@ def test_the_base_week_is_100() -> None:
 
 def test_a_thin_week_takes_the_median_and_one_odd_pair_cannot_swing_it() -> None:
     sales = trending_sales(PATH[:3], variants=30)
-    # week 3: only five variants sell again, one of them at ten times its value
+    # week 3: only five variants sell again (15 pairs with their weeks 0-2), one at ten times
+    # its value
     for v in range(5):
         price = 100 * (1 + v) * 1.05 * (10 if v == 0 else 1)
         sales.append(sale(f"var_{v:03d}", MONDAY + timedelta(weeks=3, hours=1), price, n=9))
-    points = repeat_sales_index(sale_pairs(sales), params=IndexParams(min_pairs=10))
-    assert points[3].method == "median" and points[3].pairs == 5
+    points = repeat_sales_index(sale_pairs(sales), params=IndexParams(min_pairs=20))
+    assert points[3].method == "median" and points[3].pairs == 15  # 5 sales x 3 earlier weeks
     assert points[3].level == pytest.approx(105.0, rel=1e-6)
 
 
@@ -82,3 +85,25 @@ def test_a_resumed_index_equals_a_full_computation_to_the_last_bit() -> None:
     assert wrong != full
     # a resume that does not start on the same first week is ignored
     assert repeat_sales_index(sale_pairs(sales), resume=before[1:], resume_from=cut) == full
+
+
+def test_a_sale_pairs_with_its_variants_four_latest_earlier_weeks_weighing_one_in_all() -> None:
+    sales = [
+        sale("var_a", MONDAY + timedelta(weeks=w), 100.0 + w, n=w) for w in (0, 1, 3, 4, 6, 40)
+    ]
+    pairs = sale_pairs(sales)
+    by_second: dict[object, list[float]] = {}
+    for pair in pairs:
+        by_second.setdefault(pair.second, []).append(pair.weight)
+    weeks = [week_of(MONDAY) + timedelta(weeks=w) for w in (1, 3, 4, 6)]
+    assert sorted(by_second) == weeks  # week 40 is more than 25 weeks after week 6: unpaired
+    assert [len(by_second[w]) for w in weeks] == [1, 2, 3, 4]
+    assert all(sum(ws) == pytest.approx(1.0) for ws in by_second.values())
+    six = [p for p in pairs if p.second == weeks[-1]]
+    assert sorted(p.first for p in six) == [
+        week_of(MONDAY) + timedelta(weeks=w) for w in (0, 1, 3, 4)
+    ]
+    assert six[0].log_ratio == pytest.approx(math.log(106 / 100))
+    # the same pairs, with the same weights, when only those from week 3 on are asked for
+    later = sale_pairs(sales, since=weeks[1])
+    assert later == [p for p in pairs if p.first >= weeks[1]]

@@ -106,7 +106,9 @@ def basket_index(
     """The repeat-sales index of a user's basket of assets."""
     keep = set(asset_ids)
     return repeat_sales_index(
-        sale_pairs(s for s in sales if s.asset_id in keep), base=base, params=params
+        sale_pairs((s for s in sales if s.asset_id in keep), within=params.window_weeks - 1),
+        base=base,
+        params=params,
     )
 
 
@@ -142,7 +144,7 @@ def build_pricing(
     def index_of(key: str, chain: list[PricedSale], least: int) -> list[IndexPoint]:
         if previous is not None and key not in previous.changed_from:
             return list(previous.points.get(key, ()))
-        pairs = sale_pairs(chain)
+        pairs = sale_pairs(chain, within=index_params.window_weeks - 1)
         if len(pairs) < least:
             return []
         if previous is None:
@@ -163,11 +165,12 @@ def build_pricing(
             return None
         resume = previous.points.get(key, ())
         since = previous.changed_from[key]
-        bounds = pair_weeks(chain)
+        within = index_params.window_weeks - 1
+        bounds = pair_weeks(chain, within=within)
         if not resume or bounds is None or resume[0].week != bounds[0] or since <= bounds[0]:
             return None
-        cutoff = max(bounds[0], since - timedelta(weeks=index_params.window_weeks - 1))
-        pairs = sale_pairs(chain, since=cutoff)
+        cutoff = max(bounds[0], since - timedelta(weeks=within))
+        pairs = sale_pairs(chain, since=cutoff, within=within)
         if not pairs:
             return None
         return repeat_sales_index(
