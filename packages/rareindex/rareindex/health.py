@@ -85,6 +85,7 @@ from typing import Any, Literal
 from rareindex_connectors import HealthStatus, RefreshClass, refresh_interval
 
 from .quality import DriftSignal, FieldHistory, detect_drift
+from .storage.runs import StoredRun
 
 __all__ = [
     "DEFAULT_RULES",
@@ -171,31 +172,8 @@ class HealthRules:
 DEFAULT_RULES = HealthRules()
 
 
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    """One finished run as the rules read it (a ``connector_runs`` row)."""
-
-    id: str
-    status: str
-    mode: str = "incremental"
-    outcome: str | None = None
-    failure_reason: str | None = None
-    pages: int = 0
-    records: int = 0
-    dupes: int = 0
-    engine_stats: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
-
-    @property
-    def unchanged(self) -> int:
-        """Conditional fetches answered 304 (the item is there, unchanged)."""
-        return sum(_int(_statuses(stats).get("304")) for stats in self.engine_stats.values())
-
-    @property
-    def yielded(self) -> int:
-        """Every item the source served this run: new, duplicate or unchanged."""
-        return self.records + self.dupes + self.unchanged
+RunRecord = StoredRun
+"""One finished run as the rules read it: the stored run (a ``connector_runs`` row), not a copy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,11 +291,6 @@ class HealthSnapshot:
 
 def _int(value: object) -> int:
     return int(value) if isinstance(value, int | float) else 0
-
-
-def _statuses(stats: Mapping[str, Any]) -> Mapping[str, Any]:
-    statuses = stats.get("statuses")
-    return statuses if isinstance(statuses, Mapping) else {}
 
 
 def _ratio(part: float, whole: float) -> float | None:

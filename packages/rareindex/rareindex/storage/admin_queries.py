@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import Connection, Engine, case, distinct, func, select, union_all, update
 
 from ..errors import RareIndexError
+from .runs import StoredRun
 from .schema import (
     assets,
     auction_lots,
@@ -54,7 +55,6 @@ __all__ = [
     "ConnectorOverview",
     "CoverageCount",
     "HealthRow",
-    "LastRun",
     "StatusConflict",
     "connector_host_hints",
     "connector_overviews",
@@ -80,21 +80,6 @@ class StatusConflict(RareIndexError):
 
 
 @dataclass(frozen=True, slots=True)
-class LastRun:
-    id: str
-    mode: str
-    status: str
-    outcome: str | None
-    failure_reason: str | None
-    queued_at: datetime | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    pages: int
-    records: int
-    dupes: int
-
-
-@dataclass(frozen=True, slots=True)
 class HealthRow:
     status: str
     checked_at: datetime
@@ -115,7 +100,7 @@ class ConnectorOverview:
     status: str
     refresh_class: str
     meta: dict[str, Any]
-    last_run: LastRun | None
+    last_run: StoredRun | None
     health: HealthRow | None
     credits_this_month: dict[str, Decimal]
     """Engine -> credits since the 1st of the month (exact)."""
@@ -123,28 +108,14 @@ class ConnectorOverview:
     """Hosts of the connector's most recent raw records (at most ten)."""
 
 
-def _last_run(conn: Connection, connector_id: str) -> LastRun | None:
+def _last_run(conn: Connection, connector_id: str) -> StoredRun | None:
     row = conn.execute(
         select(connector_runs)
         .where(connector_runs.c.connector_id == connector_id)
         .order_by(connector_runs.c.created_at.desc(), connector_runs.c.id.desc())
         .limit(1)
     ).first()
-    if row is None:
-        return None
-    return LastRun(
-        row.id,
-        row.mode,
-        row.status,
-        row.outcome,
-        row.failure_reason,
-        row.queued_at,
-        row.started_at,
-        row.finished_at,
-        row.pages,
-        row.records,
-        row.dupes,
-    )
+    return None if row is None else StoredRun.of(row)
 
 
 def _health(row: Any) -> HealthRow:

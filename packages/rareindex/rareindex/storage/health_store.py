@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,12 +29,12 @@ from ..health import (
     HealthRules,
     HealthSnapshot,
     QuarantineShare,
-    RunRecord,
 )
 from .change_events import health_event
 from .field_stats import load_field_history
 from .outbox import emit
 from .review_store import quarantine_share
+from .runs import StoredRun
 from .schema import connector_health, connector_runs, connectors, raw_records
 from .upsert import upsert
 
@@ -59,23 +58,6 @@ _SNAPSHOT_COLUMNS = (
     "freshness_seconds",
     "details",
 )
-
-
-def _run(row: Any) -> RunRecord:
-    stats = row.engine_stats if isinstance(row.engine_stats, Mapping) else {}
-    return RunRecord(
-        id=row.id,
-        status=row.status,
-        mode=row.mode,
-        outcome=row.outcome,
-        failure_reason=row.failure_reason,
-        pages=row.pages,
-        records=row.records,
-        dupes=row.dupes,
-        engine_stats=stats,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-    )
 
 
 def load_health_inputs(
@@ -116,7 +98,7 @@ def load_health_inputs(
         connector_status=row.status,
         refresh_class=row.refresh_class,
         now=now,
-        runs=tuple(_run(r) for r in rows),
+        runs=tuple(StoredRun.of(r) for r in rows),
         last_success_at=_aware(last_success),
         field_history=load_field_history(conn, connector_id, since),
         quarantine=_quarantine(conn, connector_id, now, rules),

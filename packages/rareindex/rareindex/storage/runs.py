@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -36,6 +36,7 @@ __all__ = [
     "RunBusy",
     "RunHandle",
     "RunNotClaimable",
+    "StoredRun",
     "add_costs",
     "commit_batch",
     "connector_cursor",
@@ -113,25 +114,64 @@ def connector_cursor(engine: Engine, connector_id: str) -> dict[str, Any] | None
 
 @dataclass(frozen=True, slots=True)
 class StoredRun:
-    """A run row as the crawler needs it to take the run over."""
+    """One ``connector_runs`` row: the one model of a stored run. The crawler reads it to take a
+    run over, the admin overview shows it as the last run (the API's ``RunView`` is validated from
+    it), and the health rules read finished ones (``rareindex.health.RunRecord`` is this type).
+    Build it from a row with :meth:`of`; the defaults make a run easy to write in a test."""
 
     id: str
-    connector_id: str
-    mode: str
     status: str
-    backfill_id: str | None
-    lease_expires_at: datetime | None
+    mode: str = "incremental"
+    connector_id: str = ""
+    backfill_id: str | None = None
+    outcome: str | None = None
+    failure_reason: str | None = None
+    pages: int = 0
+    records: int = 0
+    dupes: int = 0
+    engine_stats: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    queued_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    lease_expires_at: datetime | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> StoredRun:
+        """The run in a ``connector_runs`` row (any selection of its columns; the others keep
+        their defaults)."""
+        values = {name: row._mapping[name] for name in _RUN_FIELDS if name in row._mapping}
+        if not isinstance(values.get("engine_stats", {}), Mapping):
+            values["engine_stats"] = {}
+        return cls(**values)
+
+    @property
+    def unchanged(self) -> int:
+        """Conditional fetches answered 304 (the item is there, unchanged)."""
+        return sum(_count(_statuses(stats).get("304")) for stats in self.engine_stats.values())
+
+    @property
+    def yielded(self) -> int:
+        """Every item the source served this run: new, duplicate or unchanged."""
+        return self.records + self.dupes + self.unchanged
+
+
+_RUN_FIELDS = tuple(f.name for f in fields(StoredRun))
+
+
+def _count(value: object) -> int:
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def _statuses(stats: Mapping[str, Any]) -> Mapping[str, Any]:
+    statuses = stats.get("statuses")
+    return statuses if isinstance(statuses, Mapping) else {}
 
 
 def load_run(engine: Engine, run_id: str) -> StoredRun | None:
     """The run ``run_id``, or None when it does not exist."""
     with engine.connect() as conn:
         row = conn.execute(select(connector_runs).where(connector_runs.c.id == run_id)).first()
-    if row is None:
-        return None
-    return StoredRun(
-        row.id, row.connector_id, row.mode, row.status, row.backfill_id, row.lease_expires_at
-    )
+    return None if row is None else StoredRun.of(row)
 
 
 class RunBusy(RareIndexError):

@@ -90,34 +90,8 @@ def _connector_out(row: ConnectorOverview, hosts: list[HostGateView], month: str
         refresh_class=row.refresh_class,
         engines=list(row.meta.get("engines") or ()),
         categories=list(row.meta.get("categories") or ()),
-        last_run=None
-        if run is None
-        else RunView(
-            id=run.id,
-            mode=run.mode,
-            status=run.status,
-            outcome=run.outcome,
-            failure_reason=run.failure_reason,
-            queued_at=run.queued_at,
-            started_at=run.started_at,
-            finished_at=run.finished_at,
-            pages=run.pages,
-            records=run.records,
-            dupes=run.dupes,
-        ),
-        health=None
-        if health is None
-        else HealthView(
-            status=health.status,
-            checked_at=health.checked_at,
-            success_rate=health.success_rate,
-            records_per_run=health.records_per_run,
-            blocked_rate=health.blocked_rate,
-            breaker_state=health.breaker_state,
-            schema_drift=health.schema_drift,
-            freshness_seconds=health.freshness_seconds,
-            details=health.details,
-        ),
+        last_run=None if run is None else RunView.model_validate(run, from_attributes=True),
+        health=None if health is None else HealthView.model_validate(health, from_attributes=True),
         hosts=hosts,
         cost_this_month=ConnectorCost(
             month=month,
