@@ -157,6 +157,12 @@ def test_a_revoked_token_ends_the_stream(served: tuple[str, str, Engine]) -> Non
 
 
 def test_both_routes_are_in_the_openapi_document(served: tuple[str, str, Engine]) -> None:
+    from typing import get_args
+
+    from rareindex.api.routes.events import EventType
+    from rareindex.storage.schema import EVENT_TYPES
+
+    assert set(get_args(EventType)) == set(EVENT_TYPES)  # every type the outbox may hold
     base, _, _ = served
     spec = httpx.get(f"{base}/openapi.json").json()
     stream = spec["paths"]["/api/events"]["get"]

@@ -49,7 +49,10 @@ EventType = Literal[
     "cert.mismatch",
     "connector.health_changed",
     "estimate.moved",
+    "review.accepted",
 ]
+"""Written out for the OpenAPI document; the same as ``storage.schema.EVENT_TYPES`` (a test
+holds them equal)."""
 _ID = Field(max_length=200)
 
 

@@ -50,7 +50,8 @@ li { border-bottom: 1px solid #eee; padding: .3rem 0; font-family: ui-monospace,
   var count = 0;
   var types = ["sale.recorded", "auction_lot.result", "listing.appeared",
                "listing.price_changed", "listing.ended", "cert.mismatch",
-               "connector.health_changed", "estimate.moved", "reset", "token_revoked"];
+               "connector.health_changed", "estimate.moved", "review.accepted",
+               "reset", "token_revoked"];
   var source = new EventSource("/api/events?" + api.toString());
   function show(message) {
     var data = JSON.parse(message.data);
