@@ -345,3 +345,34 @@ def test_an_estimate_moving_beyond_the_threshold_is_an_event(
     assert moved[0]["payload"]["old"] == "105.00" and moved[0]["payload"]["new"] == "130.00"
     assert moved[0]["variant_id"] == variant and moved[0]["category"] == "tcg_card"
     assert moved[0]["payload"]["ratio"] == "1.238095"
+
+
+def test_a_rolled_back_health_check_or_pricing_leaves_no_event(
+    any_engine: Engine, tmp_path: Path
+) -> None:
+    """The other writers go through the same commit listener: their events live and die with
+    their transaction."""
+    from rareindex.pricing.build import PricingResult
+    from rareindex.storage.pricing_store import write_result
+
+    _setup(any_engine)
+
+    class Boom(Exception):
+        pass
+
+    snapshot = HealthSnapshot(ECHO.meta.id, "BROKEN", datetime(2026, 12, 1, tzinfo=UTC))
+    with pytest.raises(Boom), any_engine.begin() as conn:
+        save_health(conn, snapshot)
+        assert pending(conn) == 1
+        raise Boom
+    with pytest.raises(Boom), any_engine.begin() as conn:
+        write_result(conn, PricingResult(as_of=datetime(2026, 12, 1, tzinfo=UTC)), indices=[])
+        emit(conn, [event("estimate.moved", variant_id="v", payload={})])
+        raise Boom
+    assert _events(any_engine) == []
+    with any_engine.begin() as conn:  # and the next transaction starts with nothing waiting
+        assert pending(conn) == 0
+        save_health(conn, snapshot)
+    assert [(e["cursor"], e["type"]) for e in _events(any_engine)] == [
+        (1, "connector.health_changed")
+    ]
