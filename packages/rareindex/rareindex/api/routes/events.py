@@ -211,7 +211,7 @@ async def stream_events(
     sub = Subscription(
         cursor=start,
         where=_filter(type, category, asset, variant, connector),
-        watchlists=_watchlist_matcher(state, token, watchlist),
+        watchlists=await asyncio.to_thread(_watchlist_matcher, state, token, watchlist),
     )
     hub = events_hub(request)
     engine = state.engine
