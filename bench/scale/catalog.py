@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from rareindex_connectors import CatalogItem
-from rareindex_fakeweb.sites._web import site_rng
+from rareindex_fakeweb.sites import site_rng
 from rareindex_fakeweb.sites.catalog import CATEGORY_OF, Item, catalog_record
 from rareindex_fakeweb.sites.catalog import items as world_items
 from rareindex_fakeweb.sites.market_data import market_data

@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from rareindex_fakeweb.sites import names
-from rareindex_fakeweb.sites._web import site_rng
+from rareindex_fakeweb.sites import names, site_rng
 from rareindex_fakeweb.sites.catalog import Item, upc_check_digit
 
 from . import names as sn

@@ -142,12 +142,8 @@ PACKAGES = {
 }
 OURS = {"rareindex_connectors", "rareindex_fakeweb", "rareindex", "workers"}
 # Imports of another package's private module or name that stay until a restructure moves them
-# (issue 20, item 2 or 3): (importing file, imported module).
-PRIVATE_ALLOWED: set[tuple[str, str]] = {
-    # Until rareindex_fakeweb.sites exports site_rng in a commit (the working tree has it).
-    ("bench/scale/catalog.py", "rareindex_fakeweb.sites._web"),
-    ("bench/scale/items.py", "rareindex_fakeweb.sites._web"),
-}
+# (issue 20, item 2 or 3): (importing file, imported module). Empty: nothing waits.
+PRIVATE_ALLOWED: set[tuple[str, str]] = set()
 # Production files that may import the SDK's test helpers, inside a function only.
 LAZY_TEST_HELPERS = {"packages/rareindex/rareindex/cli/_fakeweb.py"}
 

@@ -14,9 +14,10 @@ mounts every site next to its misbehaving hosts. :data:`SITE_HOSTS` lists the ho
 ``traps.fake.test``        endless pager, challenge pages, broken JSON, bad encoding, slow page
 =========================  =====================================================================
 
-Same seed, same bytes: every site draws from its own ``random.Random`` seeded with ``seed`` and
-its name, and each builds its data on its first request (building all of them takes well under a
-second). Absolute URLs follow the ``Host`` header the client sent.
+Same seed, same bytes: every site draws from its own ``random.Random`` seeded with ``seed`` and its
+name (:func:`site_rng`, which generators beside the fake web, such as ``bench/scale``, use too), and
+each builds its data on its first request (building all of them takes well under a second). Absolute
+URLs follow the ``Host`` header the client sent.
 
 Ground truth for tests (each function cached per seed):
 
@@ -45,7 +46,7 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ._web import Lazy
+from ._web import Lazy, site_rng
 from .auction import AuctionHouse
 from .grader import GraderSite
 from .market import Marketplace
@@ -56,7 +57,7 @@ from .woo import WooStore
 from .woo_data import COINS_HOST, COMICS_HOST
 from .world import World, build_world
 
-__all__ = ["SITE_HOSTS", "SiteHandler", "build_sites"]
+__all__ = ["SITE_HOSTS", "SiteHandler", "build_sites", "site_rng"]
 
 SiteHandler = Callable[[Request], Awaitable[Response]]
 
