@@ -32,6 +32,14 @@ from rareindex_connectors import (
 
 from .quality import excluded_from_index
 from .storage.observation_store import (
+    AuctionRow,
+    ListingRow,
+    LotRow,
+    NewsRow,
+    ObservationRow,
+    PopulationRow,
+    SaleRow,
+    Subject,
     listing_id,
     observation_row,
     sale_row,
@@ -50,12 +58,12 @@ __all__ = ["RecordContext", "RowPlan", "lot_rows", "plan_rows"]
 class RowPlan:
     """The rows of one batch, per table, in record order; :meth:`flush` sends them."""
 
-    sales: list[tuple[dict[str, Any], bool]] = field(default_factory=list)
-    listings: list[tuple[dict[str, Any], datetime]] = field(default_factory=list)
+    sales: list[tuple[SaleRow, bool]] = field(default_factory=list)
+    listings: list[tuple[ListingRow, datetime]] = field(default_factory=list)
     images: list[tuple[str, str, Sequence[str]]] = field(default_factory=list)
-    observations: list[dict[str, Any]] = field(default_factory=list)
-    population: list[dict[str, Any]] = field(default_factory=list)
-    news: list[dict[str, Any]] = field(default_factory=list)
+    observations: list[ObservationRow] = field(default_factory=list)
+    population: list[PopulationRow] = field(default_factory=list)
+    news: list[NewsRow] = field(default_factory=list)
 
     def flush(self, conn: Any) -> None:
         write_listings(conn, self.listings)
@@ -77,7 +85,7 @@ class RecordContext:
     flags: tuple[str, ...]
 
     @property
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> Subject:
         return {
             "source_id": self.source_id,
             "connector_id": self.row["connector_id"],
@@ -132,7 +140,7 @@ def plan_rows(
             sale["id"],
         )
     if isinstance(record, Listing):
-        row = {
+        row: ListingRow = {
             **ctx.subject,
             "external_id": record.external_id,
             "title": record.title,
@@ -199,7 +207,7 @@ def plan_rows(
     return False
 
 
-def lot_rows(record: AuctionLot, ctx: RecordContext) -> tuple[dict[str, Any], dict[str, Any]]:
+def lot_rows(record: AuctionLot, ctx: RecordContext) -> tuple[AuctionRow, LotRow]:
     """The ``auctions`` and ``auction_lots`` rows of a lot record."""
     currency = next(
         (
@@ -211,14 +219,14 @@ def lot_rows(record: AuctionLot, ctx: RecordContext) -> tuple[dict[str, Any], di
     )
     hammer = record.hammer_price.amount if record.hammer_price else None
     realised = record.price_realised.amount if record.price_realised else None
-    auction = {
+    auction: AuctionRow = {
         "source_id": ctx.source_id,
         "external_id": record.auction_id,
         "title": record.auction_title,
         "ends_at": record.closes_at,
         "currency": currency,
     }
-    lot = {
+    lot: LotRow = {
         **ctx.subject,
         "lot_number": record.lot_number,
         "external_id": record.external_id,

@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final, TypedDict
 
 from sqlalchemy import Connection, bindparam, case, func, select, update
 
@@ -43,6 +43,16 @@ from .schema import (
 from .upsert import fold, insert_rows, merge, upsert
 
 __all__ = [
+    "AuctionRow",
+    "ListingRow",
+    "LotRow",
+    "NewObservation",
+    "NewSale",
+    "NewsRow",
+    "ObservationRow",
+    "PopulationRow",
+    "SaleRow",
+    "Subject",
     "connector_sources",
     "listing_id",
     "observation_row",
@@ -63,7 +73,126 @@ __all__ = [
 CHUNK = 500
 """Ids per ``IN (…)`` list of a read."""
 
-_SALE_KEY = ("source_id", "external_id", "sale_date")
+
+class Subject(TypedDict):
+    """What an observation row points at: its source, connector and normalized record, and the
+    asset and variant it resolved to (None when it did not)."""
+
+    source_id: str
+    connector_id: str
+    normalized_id: str
+    asset_id: str | None
+    variant_id: str | None
+
+
+class NewSale(Subject):
+    """A ``sales`` row as planned, before :func:`sale_row` gives it its id."""
+
+    sale_date: datetime
+    external_id: str
+    title: str
+    url: str | None
+    sale_type: str
+    price_basis: str
+    price_visibility: str
+    price: Decimal
+    currency: str
+    shipping: Decimal | None
+    buyer_premium: Decimal | None
+    is_lot: bool
+    flags: list[str] | None
+
+
+class SaleRow(NewSale):
+    """A ``sales`` row with its stable id (:func:`sale_row`), as :func:`write_sales` takes it."""
+
+    id: str
+
+
+class ListingRow(Subject):
+    """A ``listings`` row as planned, before :func:`write_listings` sets its id and span."""
+
+    external_id: str
+    title: str
+    url: str | None
+    price: Decimal
+    currency: str
+    available: bool
+    quantity: int | None
+
+
+class NewObservation(Subject):
+    """A ``price_observations`` row as planned, before :func:`observation_row` gives it its id."""
+
+    observation_date: datetime
+    source_item_id: str
+    kind: str
+    price: Decimal
+    currency: str
+    sale_id: str | None
+    flags: list[str] | None
+
+
+class ObservationRow(NewObservation):
+    """A ``price_observations`` row with its stable id, as :func:`write_price_observations` takes
+    it."""
+
+    id: str
+
+
+class PopulationRow(TypedDict):
+    """A ``population_reports`` row as planned (its id is set on write)."""
+
+    grader: str
+    spec_id: str
+    source_id: str
+    asset_id: str | None
+    title: str
+    counts: dict[str, int]
+    total: int
+    as_of: datetime
+
+
+class NewsRow(TypedDict):
+    """A ``news`` row as planned (its id is set on write)."""
+
+    source_id: str
+    external_id: str
+    title: str
+    url: str
+    published_at: datetime
+    summary: str | None
+    author: str | None
+
+
+class AuctionRow(TypedDict):
+    """An ``auctions`` row as planned (its id is set on write)."""
+
+    source_id: str
+    external_id: str
+    title: str | None
+    ends_at: datetime | None
+    currency: str | None
+
+
+class LotRow(Subject):
+    """An ``auction_lots`` row as planned (its id and auction id are set on write)."""
+
+    lot_number: str
+    external_id: str
+    title: str
+    status: str
+    currency: str | None
+    hammer_price: Decimal | None
+    buyer_premium_rate: Decimal | None
+    buyer_premium: Decimal | None
+    price_realised: Decimal | None
+    estimate_low: Decimal | None
+    estimate_high: Decimal | None
+    closes_at: datetime | None
+
+
+_SALE_KEY: Final = ("source_id", "external_id", "sale_date")
 _SALE_UPDATE = (
     "asset_id", "variant_id", "normalized_id", "title", "url", "sale_type", "price_basis",
     "price_visibility", "price", "currency", "shipping", "buyer_premium", "is_lot", "flags",
@@ -101,23 +230,23 @@ def upsert_variants(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     upsert(conn, asset_variants, rows, conflict=["variant_key"])
 
 
-def sale_row(row: dict[str, Any]) -> dict[str, Any]:
+def sale_row(row: NewSale) -> SaleRow:
     """``row`` with its stable ``id`` (from source, external id and sale date)."""
     return {**row, "id": stable_id("sal", row["source_id"], row["external_id"], row["sale_date"])}
 
 
-def write_sales(conn: Connection, writes: Sequence[tuple[dict[str, Any], bool]]) -> None:
+def write_sales(conn: Connection, writes: Sequence[tuple[SaleRow, bool]]) -> None:
     """Upsert sales (rows from :func:`sale_row`), each with its ``merge`` flag, in order.
 
     ``merge``: a NULL never overwrites a stored value (an auction lot's page and its PDF line
     each know part of it); otherwise the row's values replace the stored ones.
     """
     emit(conn, new_sale_events(conn, [row for row, _ in writes]))  # before the rows are written
-    by_key: dict[tuple[Any, ...], list[tuple[dict[str, Any], bool]]] = defaultdict(list)
+    by_key: dict[tuple[Any, ...], list[tuple[Mapping[str, Any], bool]]] = defaultdict(list)
     for row, merged in writes:
         by_key[tuple(row[c] for c in _SALE_KEY)].append((row, merged))
     replaced: list[dict[str, Any]] = []
-    coalesced: list[dict[str, Any]] = []
+    coalesced: list[Mapping[str, Any]] = []
     for group in by_key.values():
         last = max((i for i, (_, merged) in enumerate(group) if not merged), default=None)
         if last is None:  # merges only: folded by merge(), coalescing with what is stored
@@ -130,13 +259,13 @@ def write_sales(conn: Connection, writes: Sequence[tuple[dict[str, Any], bool]])
     merge(conn, sales, coalesced, conflict=_SALE_KEY, merged=_SALE_UPDATE)
 
 
-def observation_row(row: dict[str, Any]) -> dict[str, Any]:
+def observation_row(row: NewObservation) -> ObservationRow:
     """``row`` with its stable ``id`` (from source, item, kind and date)."""
     key = (row["source_id"], row["source_item_id"], row["kind"], row["observation_date"])
     return {**row, "id": stable_id("obs", *key)}
 
 
-def write_price_observations(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+def write_price_observations(conn: Connection, rows: Sequence[ObservationRow]) -> None:
     """Upsert price observations (rows from :func:`observation_row`)."""
     upsert(
         conn,
@@ -159,7 +288,7 @@ def listing_id(source_id: str, external_id: str) -> str:
     return stable_id("lst", source_id, external_id)
 
 
-def write_listings(conn: Connection, seen: Sequence[tuple[dict[str, Any], datetime]]) -> None:
+def write_listings(conn: Connection, seen: Sequence[tuple[ListingRow, datetime]]) -> None:
     """Upsert listings, each seen at a time, and append the events their changes imply.
 
     Only a sighting at least as new as the listing's last one moves its price and availability
@@ -272,7 +401,7 @@ _LOT_MERGED = (
 
 
 def write_auction_lots(
-    conn: Connection, lots: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+    conn: Connection, lots: Sequence[tuple[AuctionRow, LotRow]]
 ) -> list[dict[str, Any]]:
     """Upsert ``(auction, lot)`` pairs in order; returns each lot as stored right after its own
     write (merged), in the same order.
@@ -285,7 +414,8 @@ def write_auction_lots(
     """
     if not lots:
         return []
-    auction_rows, lot_rows = [], []
+    auction_rows: list[dict[str, Any]] = []
+    lot_rows: list[dict[str, Any]] = []
     for auction, lot in lots:
         auction_id = stable_id("auc", auction["source_id"], auction["external_id"])
         auction_rows.append({**auction, "id": auction_id})
@@ -363,7 +493,7 @@ def write_images(conn: Connection, owned: Iterable[tuple[str, str, Sequence[str]
     )
 
 
-def write_news(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+def write_news(conn: Connection, rows: Sequence[NewsRow]) -> None:
     upsert(
         conn,
         news,
@@ -373,7 +503,7 @@ def write_news(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     )
 
 
-def write_population(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+def write_population(conn: Connection, rows: Sequence[PopulationRow]) -> None:
     upsert(
         conn,
         population_reports,
