@@ -1,8 +1,9 @@
 """The event stream under faults, on real PostgreSQL and real ``rareindex api`` processes.
 
 * Two API processes on one database; a subscriber on the first, which is SIGKILLed while events
-  are written; the subscriber reconnects to the second with ``Last-Event-ID`` and receives
-  exactly the events it had not seen: none twice, none missing.
+  are written (by a plain writer, and by resolve batches of the pipeline); the subscriber
+  reconnects to the second with ``Last-Event-ID`` and receives exactly the events it had not
+  seen: none twice, none missing.
 * A slow transaction that starts before faster ones and commits after them: the reader's
   cursors still only go up, and it misses nothing (the slow one's event comes last).
 * A revoked token's stream ends within the check interval; SIGTERM ends open streams.
@@ -131,6 +132,62 @@ def test_a_subscriber_fails_over_to_another_process_without_gap_or_repeat(
     assert [m.data["payload"]["n"] for m in sub.events] == list(range(writer.written))
     assert len(sub.events) > seen_at_reconnect  # some arrived only through api-b
     assert time.monotonic() - started < 30
+
+
+class Pipeline(threading.Thread):
+    """Stores, normalizes and resolves raw records batch after batch, as a crawl's stages do:
+    each resolve batch writes its sales, listings and lots and their events together."""
+
+    def __init__(self, engine: Engine, root: Path, batches: int) -> None:
+        super().__init__(daemon=True)
+        self.engine, self.root, self.batches = engine, root, batches
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        from rareindex.indexer import resolve_pending
+        from rareindex.normalizer import normalize_raw
+        from rareindex.storage import BlobStore, RawRecordStore
+        from tests.integration.test_pipeline_statements import REGISTRY, _store, _workload
+
+        try:
+            store = RawRecordStore(BlobStore(self.root / "blobs"))
+            for batch in range(self.batches):
+                ids = _store(self.engine, store, _workload(f"b{batch}-", 8))
+                normalize_raw(self.engine, REGISTRY, ids, blobs=store.blobs)
+                resolve_pending(self.engine)
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+
+def test_failover_while_resolve_batches_write(
+    fleet: Fleet, pg_engine: Engine, tmp_path: Path
+) -> None:
+    """The same failover, the events written by the resolver: several event types per batch,
+    many events per commit."""
+    from rareindex.storage.events_store import head
+    from tests.integration.test_pipeline_statements import _setup
+
+    _setup(pg_engine)  # the scripted connector and the catalog
+    sub = Subscriber(fleet.bases, fleet.token, params={"cursor": 0}).start()
+    try:
+        pipeline = Pipeline(pg_engine, tmp_path, batches=40)
+        pipeline.start()
+        wait_until(lambda: len(sub.events) >= 10, timeout=20, what="events on api-a")
+        fleet.processes.running[fleet.names[0]].send_signal(signal.SIGKILL)
+        with pg_engine.connect() as conn:
+            at_kill = head(conn).last
+        pipeline.join(timeout=90)
+        assert pipeline.error is None, repr(pipeline.error)
+        with pg_engine.connect() as conn:
+            last = head(conn).last
+        sub.wait_for(last, timeout=15)
+    finally:
+        sub.stop()
+    assert sub.connections[:2] == fleet.bases
+    assert sub.cursors() == list(range(1, last + 1))
+    assert last > at_kill  # the resolver went on writing after the kill
+    kinds = {m.event for m in sub.events}
+    assert {"sale.recorded", "listing.appeared", "auction_lot.result"} <= kinds
 
 
 def test_a_slow_transaction_committing_last_still_gets_the_highest_cursor(
