@@ -110,14 +110,11 @@ def _document_guards(app: FastAPI) -> None:
 def _sync_fx_stale_days(engine: Engine, settings: Settings) -> None:
     """RI_FX_STALE_DAYS, when set, into ``fx_settings`` (what the views' ``fx_stale`` reads). A
     database that cannot take it now (unreachable, read-only) keeps its value: logged, not fatal."""
-    from sqlalchemy.exc import SQLAlchemyError
+    from ..storage.fx_settings import try_sync_stale_days
 
-    from ..storage.fx_settings import sync_stale_days
-
-    try:
-        sync_stale_days(engine, settings)
-    except SQLAlchemyError as exc:
-        log.warning("api.fx_stale_days_not_written", error=str(exc).splitlines()[0])
+    problem = try_sync_stale_days(engine, settings)
+    if problem is not None:
+        log.warning("api.fx_stale_days_not_written", error=problem)
 
 
 def create_app(

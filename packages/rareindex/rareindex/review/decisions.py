@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import structlog
-from sqlalchemy import Engine
 
+from ..storage import Engine
 from ..storage.outbox import emit, event, money
 from ..storage.pricing_store import update_after_batch
 from ..storage.review_store import ReviewItem, get_item, mark_decided

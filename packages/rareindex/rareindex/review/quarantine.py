@@ -22,8 +22,8 @@ from decimal import Decimal
 from typing import Any
 
 import structlog
-from sqlalchemy import Connection
 
+from ..storage import Connection
 from ..storage.ids import stable_id
 from ..storage.observation_store import listing_id
 from ..storage.review_store import (

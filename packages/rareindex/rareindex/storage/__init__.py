@@ -4,7 +4,7 @@ It hands out SDK models (``RawRecord``), not ORM rows. Tables live in :mod:`.sch
 the repository's ``migrations/`` (run through :mod:`.migrate`).
 """
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from .blobs import BlobStore
 from .engine import check_connection, is_database_outage, make_engine
@@ -14,6 +14,7 @@ from .raw_store import InsertResult, RawRecordStore
 
 __all__ = [
     "BlobStore",
+    "Connection",
     "Engine",
     "InsertResult",
     "RawRecordStore",

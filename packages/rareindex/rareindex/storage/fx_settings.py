@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Engine, inspect, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..settings import Settings
 from .schema.fx import DEFAULT_STALE_DAYS, fx_settings
 
-__all__ = ["set_stale_days", "stale_days", "sync_stale_days"]
+__all__ = ["set_stale_days", "stale_days", "sync_stale_days", "try_sync_stale_days"]
 
 
 def stale_days(conn: Connection) -> int:
@@ -59,6 +60,16 @@ def sync_stale_days(engine: Engine, settings: Settings) -> bool:
         if not inspect(conn).has_table("fx_settings"):
             return False
     return set_stale_days(engine, settings.fx_stale_days)
+
+
+def try_sync_stale_days(engine: Engine, settings: Settings) -> str | None:
+    """:func:`sync_stale_days`, or why the database cannot take it now (unreachable, read-only):
+    the first line of its error. For a process that must start anyway (the API)."""
+    try:
+        sync_stale_days(engine, settings)
+    except SQLAlchemyError as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
 def _has_row(conn: Connection) -> bool:
