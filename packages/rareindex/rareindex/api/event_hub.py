@@ -100,6 +100,8 @@ class EventHub:
 
     async def start(self) -> None:
         """Start reading (once; on the first subscriber) and wait until the head is known."""
+        if self.closing:
+            return
         if not self._tasks:
             self._tasks.append(asyncio.create_task(self._run(), name="events-hub"))
             if self.notify:
@@ -193,7 +195,8 @@ class EventHub:
         list when there are none yet. A cursor past the retention horizon gives one ``reset``
         frame and moves the cursor to the horizon."""
         await self.start()
-        assert self.last is not None
+        if self.closing or self.last is None:
+            return []
         if sub.cursor is None:
             sub.cursor = self.last
         if sub.cursor >= self.last:

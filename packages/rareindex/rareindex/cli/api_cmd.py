@@ -106,6 +106,8 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         from ..api.routes.events import close_hub
 
+        for server in self.servers:  # no new stream from here on (uvicorn closes them again)
+            server.close()
         await close_hub(self.app)
         await super().shutdown(sockets)
 
