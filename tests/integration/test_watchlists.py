@@ -270,3 +270,45 @@ def test_the_event_stream_keeps_what_a_watchlist_matches(
     assert sub.cursors() == [before + 2]
     assert sub.events[0].data["watchlists"] == [wid]
     assert sub.events[0].data["payload"]["new"] == "60.00"
+
+
+def test_an_unfiltered_stream_tags_each_event_with_the_callers_watchlists(
+    db: tuple[str, Engine], tmp_path: Path
+) -> None:
+    """Without ?watchlist= every event comes, each carrying the ids of the caller's watchlists it
+    matches (none of another principal's)."""
+    _, engine = db
+    dave = create_token(engine, "dave", role="read").token
+    erin = create_token(engine, "erin", role="read").token
+    app = make_app(engine, tmp_path, events_poll_seconds=0.05, events_heartbeat_seconds=0.3)
+    with engine.begin() as conn:
+        before = conn.execute(select(func.max(events.c.cursor))).scalar() or 0
+    with serve_asgi(app) as base:
+        mine = httpx.post(
+            f"{base}/api/watchlists",
+            headers={"Authorization": f"Bearer {dave}"},
+            json={"name": "coins", "categories": ["coin"]},
+        )
+        theirs = httpx.post(
+            f"{base}/api/watchlists",
+            headers={"Authorization": f"Bearer {erin}"},
+            json={"name": "all coins", "categories": ["coin"]},
+        )
+        assert mine.status_code == theirs.status_code == 201, (mine.text, theirs.text)
+        sub = Subscriber([base], dave, params={"cursor": before}).start()
+        try:
+            with engine.begin() as conn:
+                emit(
+                    conn,
+                    [
+                        event("listing.price_changed", category="tcg_card", variant_id="var_t",
+                              payload={"old": "100.00", "new": "90.00", "currency": "USD"}),
+                        event("listing.price_changed", category="coin", variant_id="var_c",
+                              payload={"old": "100.00", "new": "95.00", "currency": "USD"}),
+                    ],
+                )  # fmt: skip
+            sub.wait_for(before + 2, timeout=10)
+        finally:
+            sub.stop()
+    assert sub.cursors() == [before + 1, before + 2]
+    assert [e.data["watchlists"] for e in sub.events] == [[], [mine.json()["id"]]]

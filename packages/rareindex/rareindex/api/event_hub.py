@@ -76,6 +76,9 @@ class Subscription:
     where: EventFilter = field(default_factory=EventFilter)
     watchlists: Callable[[Mapping[str, Any]], list[str]] | None = None
     """The ids of the caller's watchlists an event matches (a watchlist filter), or None."""
+    tags: Callable[[Mapping[str, Any]], list[str]] | None = None
+    """Without a watchlist filter: the ids of every caller's watchlist an event matches, put in
+    the event's ``watchlists`` (None: the caller has none, the frames go as they are)."""
 
 
 class EventHub:
@@ -206,7 +209,7 @@ class EventHub:
             start = bisect_right(recent, sub.cursor, key=lambda f: f.cursor)
             chosen = recent[start:]
             sub.cursor = chosen[-1].cursor if chosen else sub.cursor
-            if sub.where.empty and sub.watchlists is None:  # everything: the frames as they are
+            if sub.where.empty and sub.watchlists is None and sub.tags is None:  # as they are
                 return [f.data for f in chosen]
             return [self._deliver(sub, f.event, f.data) for f in chosen if self._wants(sub, f)]
         try:
@@ -244,10 +247,9 @@ class EventHub:
 
     @staticmethod
     def _deliver(sub: Subscription, event: dict[str, Any], data: bytes | None) -> bytes:
-        if sub.watchlists is not None:
-            return sse_frame(
-                event["type"], event_json(event, sub.watchlists(event)), event["cursor"]
-            )
+        tagger = sub.watchlists or sub.tags
+        if tagger is not None:
+            return sse_frame(event["type"], event_json(event, tagger(event)), event["cursor"])
         return data if data is not None else _frame(event).data
 
     async def wait(self, sub: Subscription, timeout: float) -> None:

@@ -68,7 +68,7 @@ class EventOut(_Out):
     connector_id: str | None
     payload: dict[str, Any] = Field(description="ids and values; money as decimal strings")
     created_at: datetime
-    watchlists: list[str] = Field(description="the caller's watchlists it matched (?watchlist=)")
+    watchlists: list[str] = Field(description="the caller's watchlists it matches")
 
 
 class EventPage(_Out):
@@ -155,6 +155,8 @@ def _caller_watchlists(state: ApiState, token: TokenInfo) -> Any:
     from .connector_status import principal
 
     mine = watchlists_of(state.engine, principal(token))
+    if not mine:
+        return None
     return lambda event: matching_watchlists(event, mine)
 
 
@@ -213,6 +215,8 @@ async def stream_events(
         where=_filter(type, category, asset, variant, connector),
         watchlists=await asyncio.to_thread(_watchlist_matcher, state, token, watchlist),
     )
+    if watchlist is None:  # each event tagged with the caller's watchlists (read at connect)
+        sub.tags = await asyncio.to_thread(_caller_watchlists, state, token)
     hub = events_hub(request)
     engine = state.engine
     settings = state.settings
@@ -275,7 +279,7 @@ def page_events(
     if matcher is None:  # unfiltered: each event tagged with the caller's watchlists it matches
         tagger = _caller_watchlists(state, token)
         for e in chosen:
-            e["watchlists"] = tagger(e)
+            e["watchlists"] = tagger(e) if tagger is not None else []
     return EventPage(
         events=[EventOut.model_validate(e) for e in chosen],
         after=after,
