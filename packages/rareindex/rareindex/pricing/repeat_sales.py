@@ -123,9 +123,9 @@ WITHIN_WEEKS = 25
 
 
 def _variant_weeks(sales: Iterable[PricedSale]) -> dict[str, dict[date, list[PricedSale]]]:
-    """Variant -> week -> its sales that week, in (time, id) order."""
+    """Variant -> week -> its sales that week."""
     by_variant: dict[str, dict[date, list[PricedSale]]] = defaultdict(lambda: defaultdict(list))
-    for sale in sorted(sales, key=lambda s: (s.variant_id, s.sold_at, s.sale_id)):
+    for sale in sales:  # any order: pairs are sorted at the end, a median ignores order
         by_variant[sale.variant_id][week_of(sale.sold_at)].append(sale)
     return by_variant
 
@@ -167,17 +167,22 @@ def sale_pairs(
     pairs: list[SalePair] = []
     for variant_id, weeks in sorted(_variant_weeks(chosen).items()):
         ordered = sorted(weeks)
-        middle = {w: statistics.median(math.log(s.price_usd) for s in weeks[w]) for w in ordered}
+        middle: dict[date, float] = {}
         for n, second in enumerate(ordered):
+            if since is not None and second <= since:
+                continue  # every pair of it starts before since
             found = [u for u in ordered[max(0, n - partners) : n] if second - u <= span]
-            if not found:
+            kept = [u for u in found if since is None or u >= since]
+            if not kept:
                 continue
             weight = 1.0 / len(found)
+            for first in kept:
+                if first not in middle:
+                    middle[first] = statistics.median(math.log(s.price_usd) for s in weeks[first])
             for sale in weeks[second]:
                 y = math.log(sale.price_usd)
-                for first in found:
-                    if since is None or first >= since:
-                        pairs.append(SalePair(variant_id, first, second, y - middle[first], weight))
+                for first in kept:
+                    pairs.append(SalePair(variant_id, first, second, y - middle[first], weight))
     pairs.sort(key=lambda p: (p.second, p.first, p.variant_id, p.log_ratio, p.weight))
     return pairs
 
@@ -234,15 +239,14 @@ def _fit(
     (1.4826 x their median): the variance model, a mean of squares, is inflated by the very
     outliers the pass is for. A tiny penalty on ``(β_t - β_{t-1})²`` keeps a week no pair touches
     at its neighbour's level instead of leaving the system singular."""
+    at = {week: n for n, week in enumerate(weeks)}
+    rows = [(at[p.second], at[p.first], p.log_ratio) for p in pairs]
     weights = [_weight(p, model) for p in pairs]
-    beta = _solve_weeks(pairs, weeks, weights)
+    beta = _solve_rows(rows, len(weeks), weights)
     if robust and model is not None and pairs:
         a, b = model
-        us = [
-            abs(p.log_ratio + beta[p.first] - beta[p.second])
-            / math.sqrt(a + b * (p.second - p.first).days / 7)
-            for p in pairs
-        ]
+        spreads = [math.sqrt(a + b * (i - j)) for i, j, _ in rows]
+        us = [abs(y + beta[j] - beta[i]) / d for (i, j, y), d in zip(rows, spreads, strict=True)]
         first = list(weights)
         for _ in range(HUBER_PASSES):
             scale = 1.4826 * statistics.median(us) or 1.0
@@ -250,39 +254,46 @@ def _fit(
                 w * (HUBER * scale / u if u > HUBER * scale else 1.0)
                 for w, u in zip(first, us, strict=True)
             ]
-            beta = _solve_weeks(pairs, weeks, weights)
+            beta = _solve_rows(rows, len(weeks), weights)
             us = [
-                abs(p.log_ratio + beta[p.first] - beta[p.second])
-                / math.sqrt(a + b * (p.second - p.first).days / 7)
-                for p in pairs
+                abs(y + beta[j] - beta[i]) / d for (i, j, y), d in zip(rows, spreads, strict=True)
             ]
-    return beta
+    return dict(zip(weeks, beta, strict=True))
 
 
-def _solve_weeks(
-    pairs: Sequence[SalePair], weeks: Sequence[date], weights: Sequence[float]
-) -> dict[date, float]:
-    at = {week: n - 1 for n, week in enumerate(weeks)}  # the first week is not a parameter
-    size = len(weeks) - 1
+def _solve_rows(
+    rows: Sequence[tuple[int, int, float]], count: int, weights: Sequence[float]
+) -> list[float]:
+    """``β`` of ``count`` weeks (``β`` = 0 on week 0) from ``(second, first, y)`` rows: the pairs'
+    weights and weighted ``y`` are summed per (second, first) cell first, and the normal
+    equations are built from the cells (a few hundred) instead of from every pair."""
+    cells: dict[tuple[int, int], list[float]] = {}
+    for (i, j, y), w in zip(rows, weights, strict=True):
+        cell = cells.get((i, j))
+        if cell is None:
+            cells[i, j] = [w, w * y]
+        else:
+            cell[0] += w
+            cell[1] += w * y
+    size = count - 1  # the first week is not a parameter
     xtx = [[0.0] * size for _ in range(size)]
     xty = [0.0] * size
-    for pair, w in zip(pairs, weights, strict=True):
-        i, j = at[pair.second], at[pair.first]
+    for (i, j), (w, wy) in sorted(cells.items()):
+        i, j = i - 1, j - 1
         xtx[i][i] += w
-        xty[i] += w * pair.log_ratio
+        xty[i] += wy
         if j >= 0:
             xtx[j][j] += w
             xtx[i][j] -= w
             xtx[j][i] -= w
-            xty[j] -= w * pair.log_ratio
+            xty[j] -= wy
     ridge = 1e-6
     for k in range(size):
         xtx[k][k] += ridge * (2 if k + 1 < size else 1)
         if k + 1 < size:
             xtx[k][k + 1] -= ridge
             xtx[k + 1][k] -= ridge
-    beta = _solve(xtx, xty) if size else []
-    return {weeks[0]: 0.0, **{week: beta[n] for week, n in at.items() if n >= 0}}
+    return [0.0, *(_solve(xtx, xty) if size else [])]
 
 
 def _variance_model(pairs: Sequence[SalePair], beta: dict[date, float]) -> tuple[float, float]:

@@ -1,9 +1,9 @@
 """Reads and writes of the price index: the sales it is built from, and what it publishes.
 
 :func:`sale_records` reads every sale with what :mod:`rareindex.pricing.sales` needs to decide
-whether it enters the index (variant, category and set, its USD price from the
-``sales_multi_currency`` view, the auction lot's premium rate, quality flags, and the anomaly
-reason of its price observation). :func:`rebuild` builds everything
+whether it enters the index (variant, category and set, its USD price as the
+``sales_multi_currency`` view computes it, the auction lot's premium rate, quality flags, and the
+anomaly reason of its price observation). :func:`rebuild` builds everything
 (:func:`rareindex.pricing.build_pricing`) and replaces ``price_estimates``, ``grade_curves`` and
 ``index_values`` in one transaction; rows are rounded at fixed places and written in key order,
 so two builds over the same sales leave identical tables on SQLite and PostgreSQL.
@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
 import threading
@@ -33,13 +34,12 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
     Connection,
-    column,
     delete,
     exists,
     func,
@@ -47,7 +47,6 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    table,
     text,
 )
 
@@ -78,8 +77,8 @@ from .schema import (
     sales,
 )
 from .schema import priced_sales as priced_sales_table
+from .schema.fx import exact_convert, fx_rates
 from .schema.pricing import pricing_state
-from .types import UTCDateTime
 
 __all__ = [
     "BuildSummary",
@@ -97,14 +96,6 @@ __all__ = [
     "variant_refs",
     "write_result",
 ]
-
-_multi_currency = table(
-    "sales_multi_currency",
-    column("id"),
-    column("sale_date", UTCDateTime()),
-    column("currency"),
-    column("price_usd"),
-)
 
 
 def grade_label(grader: str | None, grade: str | None, qualifier: str | None = None) -> str:
@@ -158,8 +149,7 @@ def sale_records(
         anomalies.pop(sale_id, None)
     rows = conn.execute(query).all()
     whole = variant_id is None and asset_ids is None and variant_ids is None
-    foreign = sorted({r[0] for r in rows if r[9] != "USD"})
-    usd = _usd_prices(conn, None if whole else foreign)
+    usd = _usd_prices(conn, rows)
     hammers = sorted({r[15] for r in rows if r[6] == "auction_house"})
     rates = _premium_rates(conn, None if whole else hammers)
     out: dict[str, SaleRecord] = {}
@@ -215,29 +205,28 @@ def _premium_rates(
     return out
 
 
-def _usd_prices(conn: Connection, ids: Sequence[str] | None) -> dict[tuple[str, datetime], Any]:
-    """``(sale id, sale date) -> price_usd`` from the ``sales_multi_currency`` view, for ``ids``
-    (None: every sale not in USD). Read apart from the sales: joined to them, the view is
-    evaluated far more slowly than looked up by id (and the ids go to the driver as they are:
-    compiling a few thousand bound parameters costs more than the lookup)."""
-    view = _multi_currency
-    if ids is None:
-        query = select(view.c.id, view.c.sale_date, view.c.price_usd).where(
-            view.c.currency != "USD"
-        )
-        return {(r.id, r.sale_date): r.price_usd for r in conn.execute(query)}
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    when = UTCDateTime()
+def _usd_prices(conn: Connection, rows: Sequence[Any]) -> dict[tuple[str, datetime], Any]:
+    """``(sale id, sale date) -> price_usd`` of the sales ``rows`` not in USD, as the
+    ``sales_multi_currency`` view computes it: the price times USD's rate over the currency's,
+    the ECB rates of the latest day on or before the sale's (UTC) date, exactly, rounded half to
+    even to the cent (:func:`~rareindex.storage.schema.fx.exact_convert`, the view's own
+    arithmetic). Computed here from ``fx_rates``: read through the view, the SQLite view's exact
+    arithmetic ran for every stored sale at each lookup (seconds), whatever the filter."""
+    foreign = [r for r in rows if r[9] != "USD"]
     out: dict[tuple[str, datetime], Any] = {}
-    for start in range(0, len(ids), 500):
-        chunk = tuple(ids[start : start + 500])
-        sql = (
-            "SELECT id, sale_date, price_usd FROM sales_multi_currency "  # noqa: S608 - marks only
-            f"WHERE id IN ({', '.join([mark] * len(chunk))})"
-        )
-        for sale_id, sold, usd in conn.exec_driver_sql(sql, chunk):
-            sold = datetime.fromisoformat(sold) if isinstance(sold, str) else sold
-            out[sale_id, when.process_result_value(sold, conn.dialect)] = usd  # type: ignore[index]
+    for currency in sorted({r[9] for r in foreign}):
+        rates = conn.execute(
+            select(fx_rates.c.rate_date, fx_rates.c.per_usd)
+            .where(fx_rates.c.currency == currency)
+            .order_by(fx_rates.c.rate_date)
+        ).all()
+        days = [d for d, _ in rates]
+        for r in foreign:
+            if r[9] != currency:
+                continue
+            at = bisect.bisect_right(days, r[5].astimezone(UTC).date()) - 1
+            if at >= 0:
+                out[r[0], r[5]] = exact_convert(r[8], rates[at][1], "1", 2)
     return out
 
 
