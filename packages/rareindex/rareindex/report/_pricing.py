@@ -227,7 +227,7 @@ def render_indices(pricing: PricingSection) -> str:
     intro = (
         '<p class="note">A repeat-sales index per category: how the prices of the same variants '
         "moved, week by week, chain-linked, 100 at the base week "
-        "(docs/price-index.md#4-the-repeat-sales-index). "
+        "(docs/index-methodology.md#4-the-repeat-sales-index). "
         "The shaded band is each week's 80% interval; an index without one shows the pairs of "
         "sales each week rests on. Hover a week for its level, band, pairs and method.</p>"
     )
