@@ -79,19 +79,6 @@ class LeaseLost(RareIndexError):
 
 
 @dataclass(slots=True)
-class RunHandle:
-    """A run this worker holds: its id, fencing token and the lease length."""
-
-    id: str
-    connector_id: str
-    mode: str
-    lease_token: int
-    lease_seconds: float
-    backfill_id: str | None = None
-    cursor_start: dict[str, Any] | None = None
-
-
-@dataclass(slots=True)
 class BatchResult:
     """What one committed batch added."""
 
@@ -115,8 +102,9 @@ def connector_cursor(engine: Engine, connector_id: str) -> dict[str, Any] | None
 @dataclass(frozen=True, slots=True)
 class StoredRun:
     """One ``connector_runs`` row: the one model of a stored run. The crawler reads it to take a
-    run over, the admin overview shows it as the last run (the API's ``RunView`` is validated from
-    it), and the health rules read finished ones (``rareindex.health.RunRecord`` is this type).
+    run over and holds one it claimed (:class:`RunHandle`), the admin overview shows it as the last
+    run (the API's ``RunView`` is validated from it), and the health rules read finished ones
+    (``rareindex.health.RunRecord`` is this type).
     Build it from a row with :meth:`of`; the defaults make a run easy to write in a test."""
 
     id: str
@@ -134,6 +122,8 @@ class StoredRun:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     lease_expires_at: datetime | None = None
+    lease_token: int = 0
+    cursor_start: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, row: Any) -> StoredRun:
@@ -156,6 +146,14 @@ class StoredRun:
 
 
 _RUN_FIELDS = tuple(f.name for f in fields(StoredRun))
+
+
+@dataclass(frozen=True, slots=True)
+class RunHandle(StoredRun):
+    """A run this worker holds (:func:`start_run`): the stored run as claimed, with its fencing
+    token, and how long each renewal extends the lease."""
+
+    lease_seconds: float = 300.0
 
 
 def _count(value: object) -> int:
@@ -275,7 +273,16 @@ def start_run(
         ).scalar_one_or_none()
         if token is None:
             raise RunNotClaimable(f"run {run_id} is finished or held by a live lease")
-    return RunHandle(run_id, connector_id, mode, token, lease_seconds, backfill_id, cursor)
+    return RunHandle(
+        id=run_id,
+        status="running",
+        mode=mode,
+        connector_id=connector_id,
+        backfill_id=backfill_id,
+        lease_token=token,
+        cursor_start=cursor,
+        lease_seconds=lease_seconds,
+    )
 
 
 def _fence(conn: Any, run: RunHandle, *, release: bool = False, **values: Any) -> None:
