@@ -5,6 +5,7 @@ leaves the index (flagged an anomaly), and a new unsold variant."""
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
@@ -161,6 +162,57 @@ def test_a_sale_moved_to_another_variant_leaves_its_old_one(sqlite_engine: Engin
     assert summary is not None and summary.variants == 2
     with engine.connect() as conn:
         incremental = table_rows(conn)
+    rebuild(engine)
+    with engine.connect() as conn:
+        assert table_rows(conn) == incremental
+
+
+def test_the_resolve_stage_updates_a_built_index(any_engine: Engine, tmp_path: Path) -> None:
+    """Through the pipeline: a resolve batch of new sales after a build leaves the tables a full
+    rebuild would (the call at the end of indexer._resolve_batch); before any build, nothing."""
+    from rareindex.indexer import resolve_pending
+    from rareindex.normalizer import normalize_raw
+    from rareindex.storage import BlobStore, RawRecordStore
+    from tests.integration.test_pipeline_statements import (
+        REGISTRY,
+        ZARD,
+        _raw,
+        _sale,
+        _seen,
+        _setup,
+        _store,
+    )
+
+    engine = any_engine
+    _setup(engine)
+    store = RawRecordStore(BlobStore(tmp_path / "blobs"))
+    grades = ("PSA 8", "PSA 9", "PSA 10")
+
+    def sales_of(week: int) -> list[dict[str, Any]]:
+        return [
+            _sale(
+                f"w{week}-{g}", f"{ZARD} {g}", f"{(100 + 10 * n) * (1 + 0.02 * week):.2f}", 7 * week
+            )
+            for n, g in enumerate(grades)
+        ]
+
+    def ingest(name: str, weeks: range) -> None:
+        records = [s for w in weeks for s in sales_of(w)]
+        raw_ids = _store(engine, store, [_raw(name, _seen(7 * weeks.stop), records)])
+        normalize_raw(engine, REGISTRY, raw_ids, blobs=store.blobs)
+        resolve_pending(engine)
+
+    ingest("first", range(0, 6))
+    with engine.connect() as conn:
+        assert not any(table_rows(conn).values())  # no build yet: the resolve stage built nothing
+    rebuild(engine)
+    ingest("later", range(6, 8))  # two more weeks, resolved after the build
+    with engine.connect() as conn:
+        incremental = table_rows(conn)
+        later = {
+            r[0] for r in conn.execute(select(sales.c.id).where(sales.c.external_id.like("w7-%")))
+        }
+    assert later and later <= {row[0] for row in incremental["priced_sales"]}
     rebuild(engine)
     with engine.connect() as conn:
         assert table_rows(conn) == incremental
