@@ -54,7 +54,7 @@ from .resolution import Decision, Resolver, asset_key, variant_key
 from .review import quarantine_batch
 from .storage import Engine
 from .storage.catalog_store import asset_ids_by_key, catalog_version, import_catalog, load_catalog
-from .storage.normalized_store import pending_normalized, set_decisions
+from .storage.normalized_store import PendingRow, pending_normalized, set_decisions
 from .storage.observation_store import (
     connector_sources,
     set_anomalies,
@@ -134,7 +134,7 @@ def resolve_pending(
 
 
 def _import_catalog_rows(
-    engine: Engine, conn: Any, rows: list[dict[str, Any]], summary: ResolveSummary
+    engine: Engine, conn: Any, rows: list[PendingRow], summary: ResolveSummary
 ) -> None:
     items = [CatalogItem.model_validate(r["record"]) for r in rows]
     # A connector's external ids are only unique per connector: its items go by asset key.
@@ -164,7 +164,7 @@ def _import_catalog_rows(
 
 
 def _resolve_batch(
-    engine: Engine, conn: Any, rows: list[dict[str, Any]], summary: ResolveSummary
+    engine: Engine, conn: Any, rows: list[PendingRow], summary: ResolveSummary
 ) -> None:
     resolver, asset_ids = _CACHE.get(engine, conn)
     sources = connector_sources(conn)

@@ -31,6 +31,7 @@ from rareindex_connectors import (
 )
 
 from .quality import excluded_from_index
+from .storage.normalized_store import PendingRow
 from .storage.observation_store import (
     AuctionRow,
     ListingRow,
@@ -78,7 +79,7 @@ class RowPlan:
 class RecordContext:
     """A resolved record's normalized row and where it points (source, asset, variant)."""
 
-    row: dict[str, Any]
+    row: PendingRow
     source_id: str
     asset_id: str | None
     variant_id: str | None
@@ -100,7 +101,7 @@ class RecordContext:
 
     @property
     def fetched_at(self) -> datetime:
-        return self.row["fetched_at"]  # type: ignore[no-any-return]
+        return self.row["fetched_at"]
 
 
 def plan_rows(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from sqlalchemy import Connection, and_, delete, func, select, update
 
@@ -24,6 +24,7 @@ from .upsert import merge, update_rows
 
 __all__ = [
     "NormalizedRow",
+    "PendingRow",
     "discard_missing_connector_rows",
     "insert_normalized",
     "normalized_raw_ids",
@@ -37,6 +38,30 @@ __all__ = [
 ]
 
 NormalizedRow = dict[str, Any]
+
+
+class PendingRow(TypedDict):
+    """A pending ``normalized_records`` row as :func:`pending_normalized` gives it to the
+    indexer, with its raw record's fetch time and URL."""
+
+    id: str
+    raw_id: str
+    connector_id: str
+    parser_version: str
+    ordinal: int
+    kind: str
+    record: dict[str, Any]
+    status: str
+    match_method: str | None
+    match_confidence: float | None
+    reject_reason: str | None
+    anomaly_flags: list[str] | None
+    asset_id: str | None
+    variant_id: str | None
+    created_at: datetime
+    resolved_at: datetime | None
+    fetched_at: datetime
+    raw_url: str
 
 
 def normalized_row_id(raw_id: str, parser_version: str, ordinal: int) -> str:
@@ -105,7 +130,7 @@ def raw_ids_in_scope(
 
 def pending_normalized(
     conn: Connection, *, limit: int, kinds: Iterable[str] | None = None
-) -> list[dict[str, Any]]:
+) -> list[PendingRow]:
     """Up to ``limit`` pending rows in id order (their raw fetch time comes with them)."""
     query = (
         select(normalized_records, raw_records.c.fetched_at, raw_records.c.url.label("raw_url"))
@@ -118,7 +143,7 @@ def pending_normalized(
     )
     if kinds is not None:
         query = query.where(normalized_records.c.kind.in_(list(kinds)))
-    return [dict(r._mapping) for r in conn.execute(query)]
+    return cast("list[PendingRow]", [dict(r._mapping) for r in conn.execute(query)])
 
 
 _DECISION_COLUMNS = (
