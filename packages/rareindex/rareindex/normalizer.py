@@ -140,6 +140,7 @@ def _normalize_batch(
                         "status": "pending",
                         "reject_reason": None,
                         "anomaly_flags": list(rule_flags(record)) or None,
+                        "fetched_at": raw.fetched_at,
                     }
                 )
                 presence[raw.connector_id, raw.fetched_at.date()].append((rows[-1]["id"], record))
@@ -220,4 +221,5 @@ def _failure_row(raw: RawRecord, version: str, status: str, reason: str) -> Norm
         "status": status,
         "reject_reason": reason,
         "anomaly_flags": None,
+        "fetched_at": raw.fetched_at,
     }

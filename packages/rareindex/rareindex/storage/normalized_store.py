@@ -133,11 +133,17 @@ def pending_normalized(
 ) -> list[PendingRow]:
     """Up to ``limit`` pending rows in id order (their raw fetch time comes with them)."""
     query = (
-        select(normalized_records, raw_records.c.fetched_at, raw_records.c.url.label("raw_url"))
+        select(
+            *(c for c in normalized_records.c if c.name != "fetched_at"),  # the raw's, below
+            raw_records.c.fetched_at,
+            raw_records.c.url.label("raw_url"),
+        )
         .join(raw_records, raw_records.c.id == normalized_records.c.raw_id)
         .where(normalized_records.c.status == "pending")
-        .order_by(
-            raw_records.c.fetched_at, normalized_records.c.raw_id, normalized_records.c.ordinal
+        .order_by(  # the pending index's order: a range scan, not a sort of every pending row
+            normalized_records.c.fetched_at,
+            normalized_records.c.raw_id,
+            normalized_records.c.ordinal,
         )
         .limit(limit)
     )

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 from ..types import JSONDoc, UTCDateTime
@@ -83,10 +84,25 @@ normalized_records = Table(
     Column("variant_id", Text, ForeignKey("asset_variants.id")),
     created_at(),
     Column("resolved_at", UTCDateTime()),
+    Column(
+        "fetched_at",
+        UTCDateTime(),
+        comment="its raw record's fetched_at: the order the resolver takes pending rows in",
+    ),
     UniqueConstraint("raw_id", "parser_version", "ordinal"),
     CheckConstraint(
         "status IN ('pending', 'matched', 'unmatched', 'rejected', 'failed')", name="status"
     ),
     Index(None, "status", "kind"),
     Index(None, "asset_id"),
+    # The resolver's next batch: the oldest pending rows, read off this index in order (a join
+    # to raw_records and a sort of every pending row made each batch cost O(pending)).
+    Index(
+        "ix_normalized_records_pending",
+        "fetched_at",
+        "raw_id",
+        "ordinal",
+        postgresql_where=text("status = 'pending'"),
+        sqlite_where=text("status = 'pending'"),
+    ),
 )
