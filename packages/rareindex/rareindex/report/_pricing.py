@@ -23,9 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection
-
 from ..pricing import Estimate
+from ..storage import Connection
 from ..storage.pricing_store import StoredIndexPoint, asset_estimates, index_ids, index_series
 from ._chart import linear_ticks, time_ticks
 from ._format import compact_money, esc, money

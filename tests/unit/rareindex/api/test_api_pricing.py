@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from rareindex.pricing import IndexParams
 from rareindex.storage import upgrade
 from rareindex.storage.pricing_store import rebuild
 from rareindex.storage.tokens import create_token
@@ -72,7 +73,14 @@ def test_a_basket_index_over_two_assets(client: tuple[TestClient, dict[str, str]
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["index_id"] == "basket of 2 assets"
-    assert [p["method"] for p in body["points"][1:]] == ["median"] * 7  # 6 pairs a week
+    points = body["points"][1:]
+    assert len(points) == 7 and all(p["pairs"] > 0 for p in points)
+    # a week with fewer than min_pairs pairs falls back to the median, the others are fitted
+    minimum = IndexParams().min_pairs
+    assert [p["method"] for p in points] == [
+        "median" if p["pairs"] < minimum else "wls" for p in points
+    ]
+    assert {p["method"] for p in points} == {"median", "wls"}  # both kinds in this basket
     none = api.get("/api/baskets/index", params={"asset_id": ["ast_nope"]}, headers=bearer(token))
     assert none.status_code == 404
 
