@@ -94,9 +94,18 @@ def _run(connector: ItemPages, db: Engine, tmp_path: Path) -> RunSummary:
     return asyncio.run(go())
 
 
+@pytest.mark.parametrize("preload", [True, False], ids=["preloaded", "url-by-url"])
 def test_revisits_are_conditional_and_spaced_by_how_often_pages_change(
-    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str]
+    any_engine: Engine,
+    tmp_path: Path,
+    web: tuple[FakeWeb, str],
+    preload: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The same on both read paths of the budget store: every stored state in one query, or,
+    for a connector with more than PRELOAD_LIMIT, URL by URL."""
+    if not preload:
+        monkeypatch.setattr("rareindex.budget.PRELOAD_LIMIT", 0)
     upgrade(any_engine)
     connector = ItemPages(web[1])
     with any_engine.begin() as conn:

@@ -20,10 +20,13 @@ from datetime import UTC, datetime, timedelta
 from rareindex_connectors import FetchResult
 
 from .storage import Engine
-from .storage.crawl_state import UrlState, load_state
+from .storage.crawl_state import UrlState, load_state, load_states
 
-__all__ = ["MAX_INTERVAL_S", "MIN_INTERVAL_S", "UrlBudget", "next_interval"]
+__all__ = ["MAX_INTERVAL_S", "MIN_INTERVAL_S", "PRELOAD_LIMIT", "UrlBudget", "next_interval"]
 
+PRELOAD_LIMIT = 100_000
+"""A connector with at most this many stored URLs has them all read in one query at its first
+lookup (a crawl asks for every page it fetches); a larger one is read URL by URL."""
 MIN_INTERVAL_S = 300.0
 MAX_INTERVAL_S = 30 * 86400.0
 
@@ -43,12 +46,20 @@ class UrlBudget:
         self.connector_id = connector_id
         self.initial_interval_s = initial_interval_s
         self._states: dict[str, UrlState | None] = {}
+        self._all: dict[str, UrlState] | None = None  # every stored state, once preloaded
+        self._preloaded = False
         self.pending: dict[str, UrlState] = {}
 
     def state(self, url: str) -> UrlState | None:
         """The latest known state of ``url`` (this run's observation first)."""
         if url in self.pending:
             return self.pending[url]
+        if not self._preloaded:
+            self._preloaded = True
+            with self.db.connect() as conn:
+                self._all = load_states(conn, self.connector_id, limit=PRELOAD_LIMIT)
+        if self._all is not None:
+            return self._all.get(url)
         if url not in self._states:
             with self.db.connect() as conn:
                 self._states[url] = load_state(conn, self.connector_id, url)

@@ -12,11 +12,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from .schema import crawl_state
+from .upsert import upsert
 
-__all__ = ["UrlState", "load_state", "save_states"]
+__all__ = ["UrlState", "load_state", "load_states", "save_states"]
 
 
 @dataclass(slots=True)
@@ -52,18 +52,26 @@ def load_state(conn: Connection, connector_id: str, url: str) -> UrlState | None
     return UrlState(**{name: data[name] for name in _FIELDS})
 
 
+def load_states(conn: Connection, connector_id: str, *, limit: int) -> dict[str, UrlState] | None:
+    """Every stored state of ``connector_id`` by URL, in one query; None when it has more than
+    ``limit`` (the caller then reads URL by URL instead of holding them all)."""
+    rows = conn.execute(
+        select(crawl_state).where(crawl_state.c.connector_id == connector_id).limit(limit + 1)
+    ).all()
+    if len(rows) > limit:
+        return None
+    return {row.url: UrlState(**{name: row._mapping[name] for name in _FIELDS}) for row in rows}
+
+
 def save_states(conn: Connection, connector_id: str, states: Iterable[UrlState]) -> int:
-    """Upsert states (in the caller's transaction, next to the records they describe)."""
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    count = 0
-    for state in states:
-        values = {"connector_id": connector_id, **asdict(state)}
-        statement = dialect.insert(crawl_state).values(values)
-        conn.execute(
-            statement.on_conflict_do_update(
-                index_elements=["connector_id", "url"],
-                set_={name: statement.excluded[name] for name in _FIELDS if name != "url"},
-            )
-        )
-        count += 1
-    return count
+    """Upsert states (in the caller's transaction, next to the records they describe), in one
+    statement: a URL seen twice keeps its last state."""
+    rows = [{"connector_id": connector_id, **asdict(state)} for state in states]
+    upsert(
+        conn,
+        crawl_state,
+        rows,
+        conflict=["connector_id", "url"],
+        update=[name for name in _FIELDS if name != "url"],
+    )
+    return len(rows)
