@@ -184,6 +184,21 @@ def _stack(port: int) -> Any:
     return build_fetch_stack(settings, policies=PolicySet.from_mapping(POLICY))
 
 
+def bench_shop(slug: str = "bench-shop", *, max_pages: int | None = None) -> Any:
+    """The shipped Shopify connector configured for the benchmark's store."""
+    from rareindex_connectors.stores.shopify import ShopifyStoreConnector
+
+    config: dict[str, Any] = {
+        "source": "Bench Shop",
+        "base_url": f"http://{SHOP_HOST}",
+        "currency": "USD",
+        "categories": ["tcg_card"],
+    }
+    if max_pages is not None:
+        config["max_pages"] = max_pages
+    return ShopifyStoreConnector.from_config(config, slug=slug)
+
+
 def crawl_rareindex(
     name: str,
     db_url: str,
@@ -199,18 +214,8 @@ def crawl_rareindex(
     connector's page cap); times the run alone (not migrations, not setup)."""
     from rareindex.crawl import run_connector
     from rareindex.storage import BlobStore, RawRecordStore
-    from rareindex_connectors.stores.shopify import ShopifyStoreConnector
 
-    connector = ShopifyStoreConnector.from_config(
-        {
-            "source": "Bench Shop",
-            "base_url": f"http://{SHOP_HOST}",
-            "currency": "USD",
-            "categories": ["tcg_card"],
-            "max_pages": stop_after or pages + 10,
-        },
-        slug=slug,
-    )
+    connector = bench_shop(slug, max_pages=stop_after or pages + 10)
     engine = _prepare(db_url, connector)
     store = RawRecordStore(BlobStore(blob_dir))
 

@@ -314,9 +314,8 @@ def measure(
 def crawl_shopify(root: Path, pages: int) -> tuple[Any, Path, Path, float]:
     """``bench.crawl``'s Shopify store (250 products a page, one raw record each) crawled once
     into SQLite by the shipped Shopify connector (not timed): its registry, database, blobs."""
-    from bench.crawl import crawl_rareindex, free_port, start_server
+    from bench.crawl import bench_shop, crawl_rareindex, free_port, start_server
     from rareindex.registry import Registry
-    from rareindex_connectors.stores.shopify import ShopifyStoreConnector
 
     port = free_port()
     server = start_server(port, pages, 0)
@@ -327,15 +326,7 @@ def crawl_shopify(root: Path, pages: int) -> tuple[Any, Path, Path, float]:
     finally:
         server.terminate()
         server.wait()
-    connector = ShopifyStoreConnector.from_config(
-        {
-            "source": "Bench Shop",
-            "base_url": "http://shop.bench.test",
-            "currency": "USD",
-            "categories": ["tcg_card"],
-        },
-        slug="bench-shop",
-    )
+    connector = bench_shop("bench-shop")
     return (
         Registry(connectors={"bench-shop": connector}),
         crawled,

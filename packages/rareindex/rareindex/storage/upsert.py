@@ -126,9 +126,7 @@ def update_rows(
 
 @functools.lru_cache(maxsize=64)
 def _unnest_update(table: Table, columns: tuple[str, ...], key: str) -> Any:
-    types = [postgresql.ARRAY(table.c[c].type) for c in columns]
-    arrays = [cast(bindparam(f"c{i}"), t) for i, t in enumerate(types)]
-    source = func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
+    source = _unnest_source(table, columns)
     return (
         update(table)
         .where(table.c[key] == source.c[key])
@@ -237,11 +235,16 @@ def _unnest_statement(table: Table, columns: tuple[str, ...], shape: _Shape) -> 
 
 def _unnest_insert(table: Table, columns: tuple[str, ...]) -> Any:
     """``INSERT INTO t (…) SELECT * FROM unnest(CAST(:c0 AS type[]), …)``."""
-    types = [postgresql.ARRAY(table.c[c].type) for c in columns]
-    arrays = [cast(bindparam(f"c{i}"), t) for i, t in enumerate(types)]
-    source = func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
+    source = _unnest_source(table, columns)
     rows = select(*(source.c[c] for c in columns))
     return postgresql.insert(table).from_select(list(columns), rows)
+
+
+def _unnest_source(table: Table, columns: tuple[str, ...]) -> Any:
+    """``unnest(CAST(:c0 AS type[]), …) AS batch(columns…)``: one typed array per column."""
+    types = [postgresql.ARRAY(table.c[c].type) for c in columns]
+    arrays = [cast(bindparam(f"c{i}"), t) for i, t in enumerate(types)]
+    return func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
 
 
 def executemany(conn: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:
