@@ -650,3 +650,42 @@ def test_an_edition_the_catalog_lacks_becomes_its_own_variant(
     with any_engine.connect() as conn:
         keys = conn.execute(select(asset_variants.c.variant_key)).scalars().all()
     assert sorted(k.rsplit("|", 1)[1] for k in keys) == ["", "1st edition", "unlimited"]
+
+
+def test_no_write_goes_out_one_row_at_a_time_on_postgresql(
+    pg_engine: Engine, tmp_path: Path
+) -> None:
+    """On PostgreSQL an ``executemany`` is one statement per row on the wire (psycopg sends each
+    in pipeline mode), though the counter above sees one: normalizing and resolving send none.
+    The change events (one per new sale, listing change, lot result), the derived premiums and
+    the anomaly flags each go out as one statement; the events are all there."""
+    from rareindex.storage.schema import events
+
+    _setup(pg_engine)
+    store = RawRecordStore(BlobStore(tmp_path / "blobs"))
+    raw_ids = _store(pg_engine, store, _workload("m", 60))
+    many: list[str] = []
+
+    def seen(*args: Any) -> None:
+        statement, context = args[2], args[4]
+        # INSERTMANYVALUES (multi-row VALUES batches, for RETURNING) is not one row at a time
+        if context is not None and context.execute_style.name == "EXECUTEMANY":
+            many.append(" ".join(statement.split())[:80])
+
+    event.listen(pg_engine, "before_cursor_execute", seen)
+    try:
+        normalize_raw(pg_engine, REGISTRY, raw_ids, blobs=store.blobs)
+        resolved = resolve_pending(pg_engine)
+    finally:
+        event.remove(pg_engine, "before_cursor_execute", seen)
+    assert resolved.resolved > 3 * 60
+    assert many == []
+    with pg_engine.connect() as conn:
+        kinds = [row.type for row in conn.execute(select(events.c.type).order_by(events.c.cursor))]
+        sold = conn.execute(select(sales.c.id)).all()
+        derived = conn.execute(
+            select(auction_lots.c.buyer_premium).where(auction_lots.c.buyer_premium.is_not(None))
+        ).all()
+    assert kinds.count("sale.recorded") == len(sold) > 60
+    assert "listing.appeared" in kinds and "auction_lot.result" in kinds
+    assert len(derived) == 30  # each lot's page and PDF line merged: realised - hammer

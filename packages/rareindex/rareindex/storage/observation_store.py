@@ -20,7 +20,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final, TypedDict
 
-from sqlalchemy import Connection, bindparam, case, func, select, update
+from sqlalchemy import Connection, case, func, select
 
 from .change_events import listing_events as listing_change_events
 from .change_events import lot_result_events, new_sale_events, stored_lot_results
@@ -40,7 +40,7 @@ from .schema import (
     price_observations,
     sales,
 )
-from .upsert import fold, insert_rows, merge, upsert
+from .upsert import fold, insert_rows, merge, update_rows, upsert
 
 __all__ = [
     "AuctionRow",
@@ -464,13 +464,12 @@ def _derive_premiums(conn: Connection, lots: list[dict[str, Any]]) -> None:
     ]
     for lot in derived:
         lot["buyer_premium"] = lot["price_realised"] - lot["hammer_price"]
-    if derived:
-        conn.execute(
-            update(auction_lots)
-            .where(auction_lots.c.id == bindparam("lot_id"))
-            .values(buyer_premium=bindparam("premium")),
-            [{"lot_id": lot["id"], "premium": lot["buyer_premium"]} for lot in derived],
-        )
+    update_rows(  # one statement (an executemany on psycopg is one UPDATE per row)
+        conn,
+        auction_lots,
+        [{"id": lot["id"], "buyer_premium": lot["buyer_premium"]} for lot in derived],
+        key="id",
+    )
 
 
 def write_images(conn: Connection, owned: Iterable[tuple[str, str, Sequence[str]]]) -> None:
@@ -541,14 +540,10 @@ def variant_prices(
 
 def set_anomalies(conn: Connection, reasons: Mapping[str, str | None]) -> None:
     """Set (or clear, with ``None``) ``anomaly_reason`` of price observations by id, in one
-    executemany."""
-    if not reasons:
-        return
-    statement = (
-        update(price_observations)
-        .where(price_observations.c.id == bindparam("obs_id"))
-        .values(anomaly_reason=bindparam("reason"))
-    )
-    conn.execute(
-        statement, [{"obs_id": obs_id, "reason": reasons[obs_id]} for obs_id in sorted(reasons)]
+    statement."""
+    update_rows(
+        conn,
+        price_observations,
+        [{"id": obs_id, "anomaly_reason": reason} for obs_id, reason in reasons.items()],
+        key="id",
     )

@@ -40,10 +40,11 @@ from decimal import Decimal
 from typing import Any
 
 import structlog
-from sqlalchemy import Connection, Engine, insert, select, text, update
+from sqlalchemy import Connection, Engine, select, text, update
 from sqlalchemy import event as sa_event
 
 from .schema import EVENT_TYPES, assets, event_cursor, events
+from .upsert import append_rows
 
 __all__ = ["NOTIFY_CHANNEL", "emit", "event", "money", "pending", "publish"]
 
@@ -55,6 +56,7 @@ NOTIFY_CHANNEL = "rareindex_events"
 _PENDING = "rareindex.outbox"
 _SAVEPOINTS = "rareindex.outbox.savepoints"
 _CHUNK = 500
+_COLUMNS = tuple(c.name for c in events.c)
 _CENT = Decimal("0.01")
 _install_lock = threading.Lock()
 
@@ -140,7 +142,8 @@ def publish(conn: Connection) -> int:
     for offset, row in enumerate(rows):
         row["cursor"] = first + offset
         row["created_at"] = now
-    conn.execute(insert(events), rows)
+    # One statement for the whole commit (an executemany on psycopg is one INSERT per event).
+    append_rows(conn, events, [{c: row[c] for c in _COLUMNS} for row in rows])
     if conn.dialect.name == "postgresql":
         conn.execute(
             text("SELECT pg_notify(:channel, :last)"),

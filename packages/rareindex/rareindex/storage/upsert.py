@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import Connection, Table, bindparam, cast, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-__all__ = ["executemany", "fold", "insert_rows", "merge", "update_rows", "upsert"]
+__all__ = ["append_rows", "executemany", "fold", "insert_rows", "merge", "update_rows", "upsert"]
 
 
 def upsert(
@@ -104,6 +104,30 @@ def insert_rows(
         return
     columns = tuple(rows[0])
     _send_arrays(conn, _custom_unnest(table, columns, on_conflict), _arrays(conn, table, rows))
+
+
+def append_rows(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
+    """A plain ``INSERT`` of ``rows`` (all with the same keys), no conflict clause: a clash is an
+    error, as with ``conn.execute(insert(table), rows)``. One statement whatever the batch size:
+    on PostgreSQL one ``unnest`` array per column (psycopg's own executemany sends one ``INSERT``
+    per row, in pipeline mode), on SQLite one :func:`executemany`. Rows go in the given order."""
+    if not rows:
+        return
+    if conn.dialect.name != "postgresql":
+        executemany(conn, _plain_insert(table), rows)
+        return
+    columns = tuple(rows[0])
+    _send_arrays(conn, _unnest_plain(table, columns), _arrays(conn, table, rows))
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_insert(table: Table) -> Any:
+    return sqlite.insert(table)
+
+
+@functools.lru_cache(maxsize=64)
+def _unnest_plain(table: Table, columns: tuple[str, ...]) -> Any:
+    return _unnest_insert(table, columns)
 
 
 def update_rows(
