@@ -8,9 +8,10 @@ TEST_WORKERS ?= 3
 # make test: the suite's files run on TEST_WORKERS processes (most of their time is spent waiting
 # on servers and subprocesses), then the tests marked `serial` (gaps and speeds measured at the
 # host) run alone, so a busy neighbour cannot shorten a gap they measure.
-# The SDK and the fake web are distributions of their own beside the root (rareindex + workers);
-# the stamp is the checksum of all three pyproject files, so editing any of them reinstalls.
-PYPROJECTS := pyproject.toml packages/connectors/pyproject.toml packages/fakeweb/pyproject.toml
+# The SDK, its parsing kits (adapters) and the fake web are distributions of their own beside the
+# root (rareindex + workers); the stamp is the checksum of all four pyproject files, so editing any of them reinstalls.
+PYPROJECTS := pyproject.toml packages/connectors/pyproject.toml packages/adapters/pyproject.toml \
+  packages/fakeweb/pyproject.toml
 STAMP  := $(VENV)/.installed-$(shell cat $(PYPROJECTS) | cksum | cut -d' ' -f1)
 
 .DEFAULT_GOAL := help
@@ -19,7 +20,7 @@ STAMP  := $(VENV)/.installed-$(shell cat $(PYPROJECTS) | cksum | cut -d' ' -f1)
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-install: $(STAMP) ## Create .venv; install RareIndex, the SDK and the fake web (editable) and dev tools
+install: $(STAMP) ## Create .venv; install RareIndex, the SDK, its adapters and the fake web (editable) and dev tools
 
 $(STAMP): $(PYPROJECTS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
@@ -27,7 +28,7 @@ $(STAMP): $(PYPROJECTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
-	  -e packages/connectors -e packages/fakeweb -e '.[dev]'
+	  -e packages/connectors -e packages/adapters -e packages/fakeweb -e '.[dev]'
 	@rm -f $(VENV)/.installed-* && touch $@
 
 demo: $(STAMP) ## Set up, then run the demo end to end on embedded SQLite and print what it holds
@@ -45,7 +46,8 @@ lint: $(STAMP) ## ruff lint and format check
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP) ## mypy: strict on the SDK and the fake web, checked elsewhere
-	$(BIN)/mypy packages/connectors/rareindex_connectors packages/fakeweb/rareindex_fakeweb \
+	$(BIN)/mypy packages/connectors/rareindex_connectors packages/adapters/rareindex_adapters \
+	  packages/fakeweb/rareindex_fakeweb \
 	  packages/rareindex/rareindex workers
 
 bench: $(STAMP) ## Every benchmark against its peer (not part of make test), ratios from one run; QUICK=1: ~1 min each

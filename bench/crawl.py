@@ -186,7 +186,7 @@ def _stack(port: int) -> Any:
 
 def bench_shop(slug: str = "bench-shop", *, max_pages: int | None = None) -> Any:
     """The shipped Shopify connector configured for the benchmark's store."""
-    from rareindex_connectors.stores.shopify import ShopifyStoreConnector
+    from rareindex_adapters.stores.shopify import ShopifyStoreConnector
 
     config: dict[str, Any] = {
         "source": "Bench Shop",
@@ -407,7 +407,7 @@ def ingest_commit_batch(
     """``commit_batch`` (``RawRecordStore.insert`` per record), batches of run_connector's size."""
     from rareindex.storage import BlobStore, RawRecordStore
     from rareindex.storage.runs import commit_batch, finish_run, start_run
-    from rareindex_connectors import RawRecordInput
+    from rareindex_connectors.records import RawRecordInput
 
     engine = _prepare(db_url, _Nothing(slug))
     store = RawRecordStore(BlobStore(blob_dir))
@@ -470,7 +470,7 @@ class SmallPages:
         self.on_page = on_page
 
     async def crawl(self, ctx: Any) -> AsyncIterator[Any]:
-        from rareindex_connectors import RawRecordInput
+        from rareindex_connectors.records import RawRecordInput
 
         page = (ctx.cursor or {}).get("next_page", 1)
         while True:

@@ -137,7 +137,7 @@ def copy_raw(raws: Sequence[Any], db_url: str, blobs: Path, registry: Any) -> No
     from rareindex.storage import BlobStore, RawRecordStore, make_engine, upgrade
     from rareindex.storage.connector_rows import sync_connectors
     from rareindex.storage.runs import commit_batch, finish_run, start_run
-    from rareindex_connectors import RawRecordInput
+    from rareindex_connectors.records import RawRecordInput
 
     engine = make_engine(db_url)
     upgrade(engine)
@@ -197,7 +197,7 @@ def cold_caches() -> None:
     """Forget the titles read so far (``lift_grading``, the resolver's tokenizer): every timed pass
     starts as a fresh process would, not from the previous repetition's answers."""
     from rareindex.resolution.text import fold, tokenize
-    from rareindex_connectors.adapters import lift_grading
+    from rareindex_adapters import lift_grading
 
     for cached in (lift_grading, tokenize, fold):
         cached.cache_clear()

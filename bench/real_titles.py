@@ -65,7 +65,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 
 __all__ = ["HABITS", "RealTitle", "real_titles"]
 

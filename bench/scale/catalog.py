@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 from rareindex_fakeweb.sites import site_rng
 from rareindex_fakeweb.sites.catalog import CATEGORY_OF, Item, catalog_record
 from rareindex_fakeweb.sites.catalog import items as world_items

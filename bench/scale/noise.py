@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import unicodedata
 
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 
 from . import names as sn
 

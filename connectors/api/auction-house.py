@@ -40,23 +40,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
-from rareindex_connectors import (
-    AuctionLot,
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    FetchError,
-    FetchResult,
-    Money,
-    NormalizedRecord,
-    ParseError,
-    ParseReason,
-    PermanentFetchError,
-    RawRecord,
-    RawRecordInput,
-    parse_normalized,
-)
-from rareindex_connectors.adapters import (
+from rareindex_adapters import (
     RobotsRules,
     Sitemap,
     extract_structured,
@@ -66,6 +50,16 @@ from rareindex_connectors.adapters import (
     parse_prices_realised,
     parse_sitemap,
     rows_to_auction_lots,
+)
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext, FetchResult
+from rareindex_connectors.errors import FetchError, ParseError, ParseReason, PermanentFetchError
+from rareindex_connectors.records import (
+    AuctionLot,
+    Money,
+    NormalizedRecord,
+    RawRecord,
+    RawRecordInput,
+    parse_normalized,
 )
 
 ORIGIN = "http://auction.fake.test"

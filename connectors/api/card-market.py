@@ -39,23 +39,7 @@ from collections.abc import AsyncIterator, Mapping
 from html.parser import HTMLParser
 from typing import Any
 
-from rareindex_connectors import (
-    ConnectorError,
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    FetchResult,
-    FieldScorer,
-    NormalizedRecord,
-    ParseError,
-    ParseReason,
-    PermanentFetchError,
-    RawRecord,
-    RawRecordInput,
-    ResponseTooLarge,
-    parse_normalized,
-)
-from rareindex_connectors.adapters import (
+from rareindex_adapters import (
     Extracted,
     PageNumber,
     PageRequest,
@@ -64,6 +48,26 @@ from rareindex_connectors.adapters import (
     lift_grading,
     next_data,
     paginate,
+)
+from rareindex_connectors import (
+    ConnectorHealth,
+    ConnectorMeta,
+    CrawlContext,
+    FetchResult,
+    FieldScorer,
+)
+from rareindex_connectors.errors import (
+    ConnectorError,
+    ParseError,
+    ParseReason,
+    PermanentFetchError,
+    ResponseTooLarge,
+)
+from rareindex_connectors.records import (
+    NormalizedRecord,
+    RawRecord,
+    RawRecordInput,
+    parse_normalized,
 )
 
 ORIGIN = "http://market.fake.test"

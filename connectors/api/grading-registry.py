@@ -39,20 +39,15 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from rareindex_connectors import (
-    ConnectorError,
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
+from rareindex_adapters import GRADERS
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.errors import ConnectorError, ParseError, ParseReason, PermanentFetchError
+from rareindex_connectors.records import (
     NormalizedRecord,
-    ParseError,
-    ParseReason,
-    PermanentFetchError,
     RawRecord,
     RawRecordInput,
     parse_normalized,
 )
-from rareindex_connectors.adapters import GRADERS
 
 ORIGIN = "http://grader.fake.test"
 _HOST = r"^https?://grader\.fake\.test(?::\d+)?"

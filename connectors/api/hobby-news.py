@@ -25,18 +25,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
 from typing import Any
 
-from rareindex_connectors import (
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    FetchError,
-    NormalizedRecord,
-    ParseError,
-    ParseReason,
-    RawRecord,
-    RawRecordInput,
-)
-from rareindex_connectors.adapters import parse_feed
+from rareindex_adapters import parse_feed
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.errors import FetchError, ParseError, ParseReason
+from rareindex_connectors.records import NormalizedRecord, RawRecord, RawRecordInput
 
 ORIGIN = "http://news.fake.test"
 FEEDS = (f"{ORIGIN}/feed.rss",)

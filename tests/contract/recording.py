@@ -24,7 +24,9 @@ import structlog
 from rareindex.check import as_raw, capture_first_page
 from rareindex.registry import load_registry
 from rareindex.settings import REPO_ROOT, Settings
-from rareindex_connectors import Connector, ParseError, RawRecord
+from rareindex_connectors import Connector
+from rareindex_connectors.errors import ParseError
+from rareindex_connectors.records import RawRecord
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 

@@ -11,7 +11,8 @@ import pytest
 
 from rareindex.registry import load_registry
 from rareindex.settings import REPO_ROOT
-from rareindex_connectors import Connector, RawRecord
+from rareindex_connectors import Connector
+from rareindex_connectors.records import RawRecord
 from tests.contract.recording import FIXTURES, normalized_lines
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")

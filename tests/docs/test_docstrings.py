@@ -21,6 +21,7 @@ import structlog
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = {  # import name -> its directory
     "rareindex_connectors": REPO / "packages/connectors/rareindex_connectors",
+    "rareindex_adapters": REPO / "packages/adapters/rareindex_adapters",
     "rareindex_fakeweb": REPO / "packages/fakeweb/rareindex_fakeweb",
     "rareindex": REPO / "packages/rareindex/rareindex",
     "workers": REPO / "workers",

@@ -40,7 +40,7 @@ from rareindex.storage.normalized_store import unnormalized_raw_ids
 from rareindex.storage.queue import enqueue_run
 from rareindex.storage.runs import connector_cursor
 from rareindex.storage.schema import connector_runs, normalized_records, raw_records
-from rareindex_connectors import ParseReason
+from rareindex_connectors.errors import ParseReason
 from rareindex_fakeweb.sites.woo_data import woo_data
 
 from .conftest import FaultyWeb, OwnRedis, Processes, connectors_dir, fleet_env, wait_until

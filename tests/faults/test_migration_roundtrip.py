@@ -26,7 +26,7 @@ from rareindex.storage import (
     upgrade,
 )
 from rareindex.storage.schema import connectors, sources
-from rareindex_connectors import RawRecordInput, content_hash
+from rareindex_connectors.records import RawRecordInput, content_hash
 from tests.unit.rareindex.api.api_helpers import seed
 
 

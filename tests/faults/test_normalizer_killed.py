@@ -41,7 +41,7 @@ from rareindex.storage.schema import (
     normalized_records,
     raw_records,
 )
-from rareindex_connectors import parse_normalized
+from rareindex_connectors.records import parse_normalized
 from rareindex_fakeweb import FAKE_HOSTS
 from tests.conftest import PG_ADMIN_URL
 

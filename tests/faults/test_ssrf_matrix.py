@@ -50,7 +50,7 @@ from rareindex.storage.schema import (
     raw_records,
 )
 from rareindex.storage.tokens import create_token
-from rareindex_connectors import UnsafeURL
+from rareindex_connectors.errors import UnsafeURL
 from rareindex_fakeweb import FAKE_HOSTS
 from tests.unit.rareindex.api.api_helpers import bearer, make_app
 
@@ -62,7 +62,8 @@ REDIRECTS = ("redirect-private", "redirect-metadata")
 POLICY = """{"defaults": {"timeout_ms": 1500},
  "domains": {"json.fake.test": {"engines": ["api", "firecrawl"]}}}"""
 PROBE = '''
-from rareindex_connectors import ConnectorHealth, ConnectorMeta, RawRecordInput, parse_normalized
+from rareindex_connectors import ConnectorHealth, ConnectorMeta
+from rareindex_connectors.records import RawRecordInput, parse_normalized
 
 TARGET = {target!r}
 

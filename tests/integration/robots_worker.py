@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from rareindex_connectors import RobotsDisallowed
 from rareindex_connectors._gates import RedisGateBackend
 from rareindex_connectors._policy import PolicySet
+from rareindex_connectors.errors import RobotsDisallowed
 from rareindex_connectors.runtime import Router
 from rareindex_fakeweb.fake_web import FakeWeb
 from rareindex_fakeweb.sites.robots_hosts import HOST

@@ -30,7 +30,7 @@ from rareindex.errors import ConfigError
 from rareindex.storage.admin_queries import coverage
 from rareindex.storage.metrics_queries import metrics_snapshot
 from rareindex.storage.schema import connectors
-from rareindex_connectors import TransientFetchError
+from rareindex_connectors.errors import TransientFetchError
 from rareindex_connectors.runtime import DomainPolicy, HostGates, RedisGateBackend
 from tests.cli_helpers import REPO
 from tests.unit.rareindex.api.api_helpers import (

@@ -19,7 +19,8 @@ from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from tests.unit.rareindex.api.api_helpers import bearer, make_app
 
 ANY_PAGE = '''
-from rareindex_connectors import ConnectorHealth, ConnectorMeta, RawRecordInput, parse_normalized
+from rareindex_connectors import ConnectorHealth, ConnectorMeta
+from rareindex_connectors.records import RawRecordInput, parse_normalized
 
 
 class AnyPage:

@@ -28,17 +28,9 @@ from rareindex.registry import load_registry
 from rareindex.settings import REPO_ROOT, Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
-from rareindex_connectors import (
-    AuctionLot,
-    Connector,
-    CrawlContext,
-    CrawlOptions,
-    FetchResult,
-    NewsItem,
-    ParseError,
-    RawRecord,
-    RawRecordInput,
-)
+from rareindex_connectors import Connector, CrawlContext, CrawlOptions, FetchResult
+from rareindex_connectors.errors import ParseError
+from rareindex_connectors.records import AuctionLot, NewsItem, RawRecord, RawRecordInput
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.auction_data import auction_data

@@ -47,14 +47,9 @@ from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.queue import due_connectors, enqueue_run
 from rareindex.storage.runs import connector_cursor
 from rareindex.storage.schema import connector_runs, raw_records
-from rareindex_connectors import (
-    Connector,
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    RawRecordInput,
-    TransientFetchError,
-)
+from rareindex_connectors import Connector, ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.errors import TransientFetchError
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.shopify_data import shop_data

@@ -20,13 +20,8 @@ from rareindex.settings import Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import crawl_state
-from rareindex_connectors import (
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    FetchResult,
-    RawRecordInput,
-)
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext, FetchResult
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.runtime import PolicySet, SafeResolver
 from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web

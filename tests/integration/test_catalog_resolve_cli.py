@@ -47,7 +47,7 @@ from rareindex.storage.schema import (
     sales,
     sets,
 )
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb

@@ -22,7 +22,7 @@ from rareindex.storage.catalog_store import (
     load_catalog,
 )
 from rareindex.storage.schema import assets, brands, sets
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 
 SAMPLE = read_catalog(REPO_ROOT / "fixtures/catalogs/pokemon-tcg-sample")
 N = len(SAMPLE)

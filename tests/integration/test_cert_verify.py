@@ -39,10 +39,8 @@ from rareindex.settings import REPO_ROOT, Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import certificate_sightings, certificates, raw_records, sources
-from rareindex_connectors import (
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.records import (
     NormalizedRecord,
     RawRecord,
     RawRecordInput,

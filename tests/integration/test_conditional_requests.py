@@ -15,7 +15,7 @@ from sqlalchemy import Engine, select, update
 
 from rareindex.settings import Settings
 from rareindex.storage.schema import crawl_state, raw_records
-from rareindex_connectors.stores import ShopifyStoreConnector, WooCommerceStoreConnector
+from rareindex_adapters.stores import ShopifyStoreConnector, WooCommerceStoreConnector
 from rareindex_fakeweb.sites.shopify import ShopifyStore
 from rareindex_fakeweb.sites.shopify_data import shop_data
 from rareindex_fakeweb.sites.woo import WooStore

@@ -27,13 +27,9 @@ from rareindex.storage.runs import (
     takeable_run,
 )
 from rareindex.storage.schema import connector_runs, raw_records
-from rareindex_connectors import (
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    RawRecordInput,
-    TransientFetchError,
-)
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.errors import TransientFetchError
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.runtime import PolicySet, SafeResolver
 from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from rareindex_connectors import (
+from rareindex_connectors._engines import FetchRequest
+from rareindex_connectors.errors import (
     PermanentFetchError,
     ResponseTooLarge,
     TruncatedBody,
     UndecodableBody,
 )
-from rareindex_connectors._engines import FetchRequest
 from rareindex_fakeweb.fake_web import FakeWeb
 from rareindex_fakeweb.sites.bodies import HOST, PRODUCTS, bombs
 from tests.integration.fetch_helpers import api_engine, running_fake_web

@@ -28,14 +28,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from httpx_aiohttp import AiohttpTransport
 
-from rareindex_connectors import (
+from rareindex_connectors._engines import FetchRequest, bot_user_agent
+from rareindex_connectors.errors import (
     DNSError,
     PermanentFetchError,
     TLSError,
     TransientFetchError,
     UnsafeURL,
 )
-from rareindex_connectors._engines import FetchRequest, bot_user_agent
 from rareindex_connectors.runtime import ApiEngine, PolicySet, SafeResolver, SystemResolver
 from rareindex_fakeweb.fake_web import FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web

@@ -9,7 +9,8 @@ import tracemalloc
 import pytest
 import structlog
 
-from rareindex_connectors import (
+from rareindex_connectors._engines import BROWSER_USER_AGENT, FetchRequest, bot_user_agent
+from rareindex_connectors.errors import (
     Blocked,
     CircuitOpen,
     PermanentFetchError,
@@ -18,7 +19,6 @@ from rareindex_connectors import (
     TransientFetchError,
     UnsafeURL,
 )
-from rareindex_connectors._engines import BROWSER_USER_AGENT, FetchRequest, bot_user_agent
 from rareindex_connectors.testing.clock import ScaledClock
 from rareindex_fakeweb.fake_web import FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web

@@ -21,7 +21,7 @@ from rareindex.storage import upgrade
 from rareindex.storage.fx_coverage import fx_coverage
 from rareindex.storage.fx_settings import set_stale_days, stale_days, sync_stale_days
 from rareindex.storage.schema import VIEW_CURRENCIES, connectors, listings, sales, sources
-from rareindex_connectors import currency_minor_unit
+from rareindex_connectors.records import currency_minor_unit
 from tests.cli_helpers import run_cli
 
 # (id, UTC time, price, currency, the ECB publication day whose rates apply)

@@ -39,7 +39,9 @@ from rareindex.storage.field_stats import add_field_stats
 from rareindex.storage.health_store import list_health
 from rareindex.storage.schema import connector_health, connector_runs, connectors, costs
 from rareindex.storage.tokens import create_token
-from rareindex_connectors import Connector, RawRecordInput, TransientFetchError
+from rareindex_connectors import Connector
+from rareindex_connectors.errors import TransientFetchError
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.runtime import (
     ApiEngine,
     HostGates,

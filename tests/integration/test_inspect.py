@@ -11,7 +11,7 @@ import pytest
 
 from rareindex.inspecting import detect_kind, inspect_document
 from rareindex.settings import REPO_ROOT
-from rareindex_connectors import ParseError
+from rareindex_connectors.errors import ParseError
 from tests.cli_helpers import run_cli
 
 ADAPTER_FIXTURES = REPO_ROOT / "fixtures" / "adapters"

@@ -16,14 +16,8 @@ from rareindex.settings import Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import connector_runs
-from rareindex_connectors import (
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    NormalizedRecord,
-    RawRecord,
-    RawRecordInput,
-)
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.records import NormalizedRecord, RawRecord, RawRecordInput
 from rareindex_connectors.runtime import PolicySet, SafeResolver
 from rareindex_fakeweb import FakeWeb
 from tests.integration.fetch_helpers import running_fake_web

@@ -27,14 +27,11 @@ from rareindex.settings import REPO_ROOT, Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.runs import connector_cursor
-from rareindex_connectors import (
-    Connector,
-    CrawlContext,
-    CrawlOptions,
+from rareindex_connectors import Connector, CrawlContext, CrawlOptions
+from rareindex_connectors.errors import ParseError, PermanentFetchError
+from rareindex_connectors.records import (
     Listing,
     NormalizedRecord,
-    ParseError,
-    PermanentFetchError,
     PopulationReport,
     RawRecord,
     RawRecordInput,

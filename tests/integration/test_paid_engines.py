@@ -21,19 +21,19 @@ import httpx
 import pytest
 from structlog.testing import capture_logs
 
-from rareindex_connectors import (
+from rareindex_connectors import FetchResult
+from rareindex_connectors._engines import FirecrawlEngine, ScrapflyEngine
+from rareindex_connectors.errors import (
     Blocked,
     BudgetExhausted,
-    EngineName,
     FetchError,
-    FetchResult,
     PermanentFetchError,
     PolicyError,
     RateLimited,
     TransientFetchError,
     UnsafeURL,
 )
-from rareindex_connectors._engines import FirecrawlEngine, ScrapflyEngine
+from rareindex_connectors.records import EngineName
 from rareindex_connectors.runtime import (
     ApiEngine,
     CostEntry,

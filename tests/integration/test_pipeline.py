@@ -54,17 +54,9 @@ from rareindex.storage.schema import (
     raw_records,
     sales,
 )
-from rareindex_connectors import (
-    Connector,
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    NormalizedRecord,
-    ParseError,
-    ParseReason,
-    RawRecord,
-    RawRecordInput,
-)
+from rareindex_connectors import Connector, ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.errors import ParseError, ParseReason
+from rareindex_connectors.records import NormalizedRecord, RawRecord, RawRecordInput
 from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb

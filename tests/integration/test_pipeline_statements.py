@@ -45,10 +45,8 @@ from rareindex.storage.schema import (
     raw_records,
     sales,
 )
-from rareindex_connectors import (
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.records import (
     NormalizedRecord,
     RawRecord,
     RawRecordInput,

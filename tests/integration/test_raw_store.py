@@ -12,7 +12,7 @@ from sqlalchemy import Engine, func, insert, select, text
 
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.schema import connectors, raw_records, sources
-from rareindex_connectors import RawRecordInput, canonical_json, content_hash
+from rareindex_connectors.records import RawRecordInput, canonical_json, content_hash
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

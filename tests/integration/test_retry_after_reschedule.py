@@ -21,15 +21,9 @@ from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.queue import due_connectors
 from rareindex.storage.schema import connector_runs
-from rareindex_connectors import (
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    NormalizedRecord,
-    RawRecord,
-    RawRecordInput,
-)
+from rareindex_connectors import ConnectorHealth, ConnectorMeta, CrawlContext
 from rareindex_connectors._engines import FetchRequest
+from rareindex_connectors.records import NormalizedRecord, RawRecord, RawRecordInput
 from rareindex_connectors.runtime import PolicySet
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from tests.integration.fetch_helpers import api_engine, running_fake_web

@@ -20,8 +20,8 @@ from rareindex.registry import load_registry
 from rareindex.settings import REPO_ROOT, Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
-from rareindex_connectors import RobotsDisallowed, RobotsUnavailable
 from rareindex_connectors._policy import PolicySet
+from rareindex_connectors.errors import RobotsDisallowed, RobotsUnavailable
 from rareindex_connectors.runtime import Router
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.robots_hosts import CRAWL_DELAY_S, DOWN_HOST, HOST

@@ -16,8 +16,9 @@ from sqlalchemy import Engine
 from rareindex.fetching import build_fetch_stack
 from rareindex.settings import Settings
 from rareindex.storage import BlobStore, RawRecordStore
-from rareindex_connectors import CrawlContext, Listing, RawRecordInput
-from rareindex_connectors.stores import ShopifyStoreConnector
+from rareindex_adapters.stores import ShopifyStoreConnector
+from rareindex_connectors import CrawlContext
+from rareindex_connectors.records import Listing, RawRecordInput
 from rareindex_fakeweb.sites.shopify_data import shop_data
 from tests.integration.store_web import StoreWeb, crawl, serve_stores
 

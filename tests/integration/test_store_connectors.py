@@ -21,7 +21,8 @@ from rareindex.settings import REPO_ROOT, Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import raw_records
-from rareindex_connectors import Connector, Listing
+from rareindex_connectors import Connector
+from rareindex_connectors.records import Listing
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.shopify_data import shop_data

@@ -19,14 +19,9 @@ from rareindex.settings import REPO_ROOT, Settings
 from rareindex.storage import BlobStore, RawRecordStore, upgrade
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.schema import raw_records
-from rareindex_connectors import (
-    Connector,
-    ConnectorHealth,
-    ConnectorMeta,
-    CrawlContext,
-    RawRecordInput,
-)
-from rareindex_connectors.stores import ShopifyStoreConnector
+from rareindex_adapters.stores import ShopifyStoreConnector
+from rareindex_connectors import Connector, ConnectorHealth, ConnectorMeta, CrawlContext
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 

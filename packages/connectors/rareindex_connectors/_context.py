@@ -35,7 +35,7 @@ from ._json_failure import json_failure
 from ._raw import EngineName
 
 if TYPE_CHECKING:
-    from .adapters.robots import RobotsRules
+    from ._robots_rules import RobotsRules
 
 __all__ = [
     "CrawlContext",
@@ -196,7 +196,7 @@ class CrawlContext:
             return await self.robots_source(url)
         from urllib.parse import urlsplit
 
-        from .adapters.robots import RobotsRules
+        from ._robots_rules import RobotsRules
 
         parts = urlsplit(url)
         try:

@@ -47,7 +47,7 @@ import structlog
 from ._clock import Clock, SystemClock
 from ._errors import RobotsUnavailable
 from ._policy import DomainPolicy
-from .adapters.robots import RobotsRules
+from ._robots_rules import RobotsRules
 
 __all__ = ["RETRY_UNAVAILABLE_S", "RobotsCache", "RobotsReader", "origin_of", "robots_delay"]
 

@@ -59,9 +59,9 @@ from ._gates import HostGates
 from ._policy import DomainPolicy, PolicySet
 from ._raw import EngineName
 from ._robots import RobotsCache, origin_of, robots_delay
+from ._robots_rules import RobotsRules
 from ._scoring import ESCALATE_BELOW, Scorer, document_score
 from ._session import RouterSession, Tally
-from .adapters.robots import RobotsRules
 
 __all__ = ["CostEntry", "EngineStats", "Router"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from ._context import FetchResult, ResponseKind
 from ._errors import ParseError
 
-__all__ = ["ESCALATE_BELOW", "FieldScorer", "Scorer", "document_score"]
+__all__ = ["FieldScorer", "Scorer", "document_score"]
 
 ESCALATE_BELOW = 0.6
 

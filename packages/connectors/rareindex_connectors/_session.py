@@ -28,8 +28,8 @@ from ._raw import EngineName
 from ._scoring import Scorer
 
 if TYPE_CHECKING:
+    from ._robots_rules import RobotsRules
     from ._router import CostEntry, EngineStats, Router
-    from .adapters.robots import RobotsRules
 
 __all__ = ["RouterSession", "Validators"]
 

@@ -3,8 +3,9 @@
 A connector author needs none of this: a connector receives a :class:`~rareindex_connectors.
 CrawlContext` whose ``fetch`` is already bound to a run. The index (``rareindex``) builds that
 runtime: engines (direct ``api``, Firecrawl, Scrapfly), per-host gates and breakers, domain
-policies, the SSRF-checking resolver and the :class:`Router` that tries engines in order; a run
-or a probe gets a :class:`RouterSession` (its own stats, costs and scorer) from the router.
+policies, robots.txt rules, the SSRF-checking resolver and the :class:`Router` that tries
+engines in order; a run or a probe gets a :class:`RouterSession` (its own stats, costs and
+scorer) from the router.
 
 Example:
     >>> from rareindex_connectors.runtime import PolicySet, registrable_domain
@@ -35,6 +36,7 @@ from ._engines import (
 from ._gates import GateBackend, HostGates, MemoryGateBackend, Permit, RedisGateBackend
 from ._gates.filelock import FileGateBackend
 from ._policy import DomainPolicy, PolicySet, registrable_domain
+from ._robots_rules import RequestRate, RobotsRules
 from ._router import CostEntry, EngineStats, Router
 from ._session import RouterSession, Validators
 from ._ssrf import Resolver, SafeResolver, SystemResolver, address_problem
@@ -59,7 +61,9 @@ __all__ = [
     "Permit",
     "PolicySet",
     "RedisGateBackend",
+    "RequestRate",
     "Resolver",
+    "RobotsRules",
     "Router",
     "RouterSession",
     "SafeResolver",

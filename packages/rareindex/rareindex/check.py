@@ -20,18 +20,9 @@ from typing import Any
 
 import structlog
 
-from rareindex_connectors import (
-    Connector,
-    CrawlContext,
-    CrawlOptions,
-    FetchError,
-    NormalizedRecord,
-    ParseError,
-    RawRecord,
-    RawRecordInput,
-    content_hash,
-    scorer_of,
-)
+from rareindex_connectors import Connector, CrawlContext, CrawlOptions, scorer_of
+from rareindex_connectors.errors import FetchError, ParseError
+from rareindex_connectors.records import NormalizedRecord, RawRecord, RawRecordInput, content_hash
 
 from .fetching import build_fetch_stack
 from .settings import Settings

@@ -29,21 +29,24 @@ from typing import Any
 import structlog
 
 from rareindex_connectors import (
-    Blocked,
-    BudgetExhausted,
-    CircuitOpen,
     Connector,
     CrawlContext,
     CrawlMode,
     CrawlOptions,
+    Progress,
+    refresh_interval,
+    scorer_of,
+)
+from rareindex_connectors.errors import (
+    Blocked,
+    BudgetExhausted,
+    CircuitOpen,
     DNSError,
     FetchError,
     ParseError,
     PermanentFetchError,
     PolicyError,
-    Progress,
     RateLimited,
-    RawRecordInput,
     RobotsDisallowed,
     RobotsUnavailable,
     TLSError,
@@ -51,9 +54,8 @@ from rareindex_connectors import (
     TruncatedBody,
     UndecodableBody,
     UnsafeURL,
-    refresh_interval,
-    scorer_of,
 )
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.runtime import CostEntry
 
 from .budget import UrlBudget

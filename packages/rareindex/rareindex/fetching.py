@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rareindex_connectors import ConnectorMeta, EngineName
+from rareindex_connectors import ConnectorMeta
+from rareindex_connectors.records import EngineName
 from rareindex_connectors.runtime import (
     ApiEngine,
     CostEntry,

@@ -37,7 +37,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import IO
 
-from rareindex_connectors import currency_minor_unit
+from rareindex_connectors.records import currency_minor_unit
 
 from .errors import FxFileError, UnknownCurrencyError
 from .storage import Engine

@@ -32,12 +32,7 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from rareindex_connectors import (
-    Connector,
-    CrawlContext,
-    CrawlOptions,
-    scorer_of,
-)
+from rareindex_connectors import Connector, CrawlContext, CrawlOptions, scorer_of
 from rareindex_connectors.runtime import CostEntry, HostGates
 
 from .fetching import FetchStack, build_fetch_stack

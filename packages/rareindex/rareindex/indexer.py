@@ -38,7 +38,7 @@ from typing import Any
 
 import structlog
 
-from rareindex_connectors import (
+from rareindex_connectors.records import (
     AuctionLot,
     CatalogItem,
     Listing,

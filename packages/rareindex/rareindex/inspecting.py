@@ -22,11 +22,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from rareindex_connectors import (
-    ParseError,
-    ParseReason,
-    adapters,
-)  # each adapter loads on first use
+import rareindex_adapters as adapters
+from rareindex_connectors.errors import ParseError, ParseReason  # each adapter loads on first use
 
 __all__ = ["KINDS", "InspectResult", "detect_kind", "inspect_document"]
 
@@ -72,7 +69,7 @@ def detect_kind(content: bytes, source: str) -> str:
         if head.startswith(b"{") and _is_json_feed(head):
             return "feed"
         return "woocommerce" if head.startswith(b"[") or b'"prices"' in head else "shopify"
-    from rareindex_connectors.adapters.feeds import looks_like_merchant_table
+    from rareindex_adapters.feeds import looks_like_merchant_table
 
     if looks_like_merchant_table(content):  # a Merchant TSV/CSV product feed: its header says so
         return "feed"

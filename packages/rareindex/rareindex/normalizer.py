@@ -31,7 +31,8 @@ from typing import Any
 
 import structlog
 
-from rareindex_connectors import ParseError, RawRecord, parse_normalized
+from rareindex_connectors.errors import ParseError
+from rareindex_connectors.records import RawRecord, parse_normalized
 
 from .quality import DriftSignal, count_fields, detect_drift, rule_flags
 from .registry import Registry

@@ -21,7 +21,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from rareindex_connectors import (
+from rareindex_connectors.records import (
     AuctionLot,
     Listing,
     NewsItem,

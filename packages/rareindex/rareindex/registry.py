@@ -30,9 +30,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rareindex_connectors import Connector, ConnectorError, ConnectorMeta
-from rareindex_connectors.stores import CONFIG_KINDS as STORE_KINDS
-from rareindex_connectors.stores import StoreConfig
+from rareindex_adapters.stores import CONFIG_KINDS as STORE_KINDS
+from rareindex_adapters.stores import StoreConfig
+from rareindex_connectors import Connector, ConnectorMeta
+from rareindex_connectors.errors import ConnectorError
 
 from .errors import ConfigError
 

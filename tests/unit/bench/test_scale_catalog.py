@@ -22,7 +22,7 @@ from bench.scale.catalog import (
     scale_catalog,
 )
 from bench.scale.noise import segments, trap_serial
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 from rareindex_fakeweb.sites.catalog import world_catalog
 from rareindex_fakeweb.sites.market_data import market_data
 

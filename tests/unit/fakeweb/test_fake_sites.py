@@ -27,8 +27,7 @@ import pdfplumber
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from rareindex_connectors.adapters import RobotsRules
-from rareindex_connectors.runtime import is_challenge_page
+from rareindex_connectors.runtime import RobotsRules, is_challenge_page
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb.fake_web import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites import SITE_HOSTS, build_sites, truth, world

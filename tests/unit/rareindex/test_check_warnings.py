@@ -12,10 +12,10 @@ import pytest
 
 from rareindex import check
 from rareindex.settings import Settings
-from rareindex_connectors import Money
+from rareindex_adapters.stores import WooCommerceStoreConnector
 from rareindex_connectors._context import FetchResult
-from rareindex_connectors.adapters import RobotsRules
-from rareindex_connectors.stores import WooCommerceStoreConnector
+from rareindex_connectors.records import Money
+from rareindex_connectors.runtime import RobotsRules
 
 FIXTURE = (
     Path(__file__).resolve().parents[3]

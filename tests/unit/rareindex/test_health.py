@@ -28,7 +28,7 @@ from rareindex.health import (
     worst_breaker,
 )
 from rareindex.health_check import breaker_states
-from rareindex_connectors import TransientFetchError
+from rareindex_connectors.errors import TransientFetchError
 from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

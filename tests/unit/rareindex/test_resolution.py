@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rareindex.resolution import Resolver, asset_key, tokenize, variant_key
-from rareindex_connectors import CatalogItem, Grading, Identifiers
+from rareindex_connectors.records import CatalogItem, Grading, Identifiers
 from rareindex_fakeweb.sites.catalog import world_catalog
 from rareindex_fakeweb.sites.market_data import market_data
 

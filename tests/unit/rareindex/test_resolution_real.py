@@ -10,7 +10,7 @@ import pytest
 
 from rareindex.catalog.pokemon_tcg import read_pokemon_tcg
 from rareindex.resolution import Resolver, asset_key, variant_key
-from rareindex_connectors import CatalogItem, Identifiers
+from rareindex_connectors.records import CatalogItem, Identifiers
 
 SAMPLE = Path(__file__).parents[3] / "fixtures" / "catalogs" / "pokemon-tcg-sample"
 

@@ -12,29 +12,29 @@ import pytest
 from pydantic import ValidationError
 
 from rareindex_connectors import (
-    Blocked,
-    BudgetExhausted,
-    CircuitOpen,
     Connector,
-    ConnectorError,
     ConnectorHealth,
     ConnectorMeta,
     CrawlContext,
     CrawlOptions,
-    FetchError,
     FetchResult,
     HealthStatus,
+    Progress,
+)
+from rareindex_connectors.errors import (
+    Blocked,
+    BudgetExhausted,
+    CircuitOpen,
+    ConnectorError,
+    FetchError,
     ParseError,
     ParseReason,
     PermanentFetchError,
     PolicyError,
-    Progress,
     RateLimited,
-    RawRecord,
-    RawRecordInput,
     TransientFetchError,
-    content_hash,
 )
+from rareindex_connectors.records import RawRecord, RawRecordInput, content_hash
 
 URL = "https://www.psacard.com/cert/48123456"
 

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from rareindex_connectors import FetchResult, ParseError, ParseReason
-from rareindex_connectors._json_failure import MAX_DEPTH, json_failure, nesting_depth
-from rareindex_connectors.adapters import load_json, next_data
-from rareindex_connectors.adapters._json import loads_exact, loads_lenient
+from rareindex_adapters import load_json, next_data
+from rareindex_adapters._json import loads_exact, loads_lenient
+from rareindex_connectors import FetchResult
+from rareindex_connectors.errors import (
+    MAX_DEPTH,
+    ParseError,
+    ParseReason,
+    json_failure,
+    nesting_depth,
+)
 
 DEEP = "[" * 5000 + "]" * 5000
 DEEP_OBJECTS = '{"a":' * 5000 + "1" + "}" * 5000

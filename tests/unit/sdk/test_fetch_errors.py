@@ -15,7 +15,10 @@ import httpx
 import pytest
 import respx
 
-from rareindex_connectors import (
+from rareindex_connectors._engines import FetchRequest
+from rareindex_connectors._engines.api import DEFAULT_CONTACT
+from rareindex_connectors._version import __version__
+from rareindex_connectors.errors import (
     DNSError,
     FetchError,
     PermanentFetchError,
@@ -26,9 +29,6 @@ from rareindex_connectors import (
     UndecodableBody,
     UnsafeURL,
 )
-from rareindex_connectors._engines import FetchRequest
-from rareindex_connectors._engines.api import DEFAULT_CONTACT
-from rareindex_connectors._version import __version__
 from rareindex_connectors.runtime import ApiEngine, PolicySet, SafeResolver
 
 URL = "https://shop.example/products.json"

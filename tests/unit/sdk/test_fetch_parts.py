@@ -10,10 +10,11 @@ from email.utils import formatdate
 
 import pytest
 
-from rareindex_connectors import FetchResult, UnsafeURL
+from rareindex_connectors import FetchResult
 from rareindex_connectors import document_score as score
 from rareindex_connectors._engines.body import BodyTooLarge, BoundedBody
 from rareindex_connectors._engines.retry import RETRY_STATUSES, backoff_s, parse_retry_after
+from rareindex_connectors.errors import UnsafeURL
 from rareindex_connectors.runtime import SafeResolver, address_problem
 
 

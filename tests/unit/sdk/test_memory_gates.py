@@ -8,7 +8,12 @@ import time
 
 import pytest
 
-from rareindex_connectors import BudgetExhausted, CircuitOpen, RateLimited, TransientFetchError
+from rareindex_connectors.errors import (
+    BudgetExhausted,
+    CircuitOpen,
+    RateLimited,
+    TransientFetchError,
+)
 from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend
 
 

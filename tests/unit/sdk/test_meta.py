@@ -8,7 +8,8 @@ from typing import Any, get_args
 import pytest
 from pydantic import ValidationError
 
-from rareindex_connectors import ConnectorMeta, EngineName, RefreshClass, refresh_interval
+from rareindex_connectors import ConnectorMeta, RefreshClass, refresh_interval
+from rareindex_connectors.records import EngineName
 
 GOOD: dict[str, Any] = {
     "id": "tcgplayer",

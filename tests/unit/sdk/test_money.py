@@ -8,13 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from rareindex_connectors import (
-    Money,
-    ParseError,
-    ParseReason,
-    currency_minor_unit,
-    parse_normalized,
-)
+from rareindex_connectors.errors import ParseError, ParseReason
+from rareindex_connectors.records import Money, currency_minor_unit, parse_normalized
 
 
 def _listing(price: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from rareindex_connectors import (
+from rareindex_connectors.errors import ParseError, ParseReason
+from rareindex_connectors.records import (
     AuctionLot,
     CatalogItem,
     Grading,
@@ -18,8 +19,6 @@ from rareindex_connectors import (
     Listing,
     Money,
     NewsItem,
-    ParseError,
-    ParseReason,
     PopulationReport,
     PriceObservation,
     Sale,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rareindex_connectors import PolicyError
 from rareindex_connectors._policy import DomainPolicy, PolicySet, registrable_domain
+from rareindex_connectors.errors import PolicyError
 
 
 def test_resolution_defaults_parent_wildcard_exact() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rareindex_connectors import PolicyError
+from rareindex_connectors.errors import PolicyError
 from rareindex_connectors.runtime import PolicySet
 from rareindex_fakeweb import FakeWeb
 

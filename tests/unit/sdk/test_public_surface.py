@@ -1,5 +1,6 @@
-"""Guards the public surfaces of ``rareindex_connectors``: the root (the connector contract) and
-``rareindex_connectors.runtime`` (the fetch runtime).
+"""Guards the public surfaces of ``rareindex_connectors``: the root (the connector contract),
+``records``, ``errors``, ``runtime`` (the fetch runtime) and ``testing``; and the lazy surface of
+``rareindex_adapters``, the parsing kits built on it.
 
 Adding or removing a public name is a deliberate act: update EXPECTED here in the same change.
 """
@@ -12,7 +13,7 @@ import types
 import rareindex_connectors
 
 EXPECTED = {
-    # contract
+    # the contract
     "Connector",
     "ConnectorMeta",
     "Capability",
@@ -21,7 +22,7 @@ EXPECTED = {
     "scorer_of",
     "ConnectorHealth",
     "HealthStatus",
-    # runtime context
+    # what a connector's fetches go through
     "CrawlContext",
     "CrawlMode",
     "CrawlOptions",
@@ -29,56 +30,65 @@ EXPECTED = {
     "FetchResult",
     "Progress",
     "ResponseKind",
-    # errors
+    # scoring what it fetched
+    "FieldScorer",
+    "Scorer",
+    "document_score",
+    # version
+    "__version__",
+}
+"""The root: the connector contract, about 20 names."""
+
+RECORDS_EXPECTED = {
+    "AuctionLot",
+    "CatalogItem",
+    "Category",
+    "EngineName",
+    "Grader",
+    "Grading",
+    "Identifiers",
+    "Listing",
+    "Money",
+    "NewsItem",
+    "NormalizedRecord",
+    "PopulationReport",
+    "PriceObservation",
+    "RawRecord",
+    "RawRecordInput",
+    "RecordKind",
+    "Sale",
+    "canonical_json",
+    "content_hash",
+    "currency_minor_unit",
+    "parse_normalized",
+}
+"""``rareindex_connectors.records``: raw and normalized records, money."""
+
+ERRORS_EXPECTED = {
+    "MAX_DEPTH",
     "Blocked",
     "BudgetExhausted",
     "CircuitOpen",
     "ConnectorError",
+    "DNSError",
     "FetchError",
     "ParseError",
     "ParseReason",
     "PermanentFetchError",
     "PolicyError",
     "RateLimited",
-    "TransientFetchError",
-    "DNSError",
-    "TLSError",
-    "TruncatedBody",
-    "UndecodableBody",
-    # money
-    "Money",
-    "currency_minor_unit",
-    # normalized records
-    "AuctionLot",
-    "CatalogItem",
-    "Category",
-    "Grading",
-    "Identifiers",
-    "Listing",
-    "NewsItem",
-    "NormalizedRecord",
-    "PopulationReport",
-    "PriceObservation",
-    "RecordKind",
-    "Sale",
-    "parse_normalized",
-    # raw records
-    "EngineName",
-    "RawRecord",
-    "RawRecordInput",
-    "canonical_json",
-    "content_hash",
-    # scoring and the remaining fetch errors
-    "FieldScorer",
     "ResponseTooLarge",
     "RobotsDisallowed",
     "RobotsUnavailable",
-    "Scorer",
+    "TLSError",
+    "TransientFetchError",
+    "TruncatedBody",
+    "UndecodableBody",
     "UnsafeURL",
-    "document_score",
-    # version
-    "__version__",
+    "json_failure",
+    "nesting_depth",
 }
+"""``rareindex_connectors.errors``: the error tree, whole."""
 
 RUNTIME_EXPECTED = {
     "ApiEngine",
@@ -100,7 +110,9 @@ RUNTIME_EXPECTED = {
     "Permit",
     "PolicySet",
     "RedisGateBackend",
+    "RequestRate",
     "Resolver",
+    "RobotsRules",
     "Router",
     "RouterSession",
     "SafeResolver",
@@ -117,17 +129,16 @@ RUNTIME_EXPECTED = {
 }
 """``rareindex_connectors.runtime``: the fetch runtime the index builds, apart from the contract."""
 
-# The private modules whose ``__all__`` the package re-exports.
-REEXPORTING_MODULES = (
-    "_connector",
-    "_context",
-    "_errors",
-    "_health",
-    "_meta",
-    "_money",
-    "_normalized",
-    "_raw",
-)
+# Each public surface, what it must list, and the private modules whose ``__all__`` it re-exports.
+SURFACES = {
+    "rareindex_connectors": (
+        EXPECTED,
+        ("_connector", "_context", "_health", "_meta", "_scoring"),
+    ),
+    "rareindex_connectors.records": (RECORDS_EXPECTED, ("_money", "_normalized", "_raw")),
+    "rareindex_connectors.errors": (ERRORS_EXPECTED, ("_errors", "_json_failure")),
+    "rareindex_connectors.runtime": (RUNTIME_EXPECTED, ()),
+}
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -167,24 +178,50 @@ def test_no_public_attribute_is_missing_from_all() -> None:
 
 
 def test_public_submodules_are_only_the_expected_ones() -> None:
-    # ``testing``, ``adapters``, ``runtime`` and ``stores`` are public submodules, imported on
-    # demand; nothing else public is a module.
+    # ``records``, ``errors``, ``runtime`` and ``testing`` are public submodules; nothing else
+    # public is a module (the parsing kits are the rareindex-adapters distribution).
+    for name in ("records", "errors", "runtime", "testing"):
+        importlib.import_module(f"rareindex_connectors.{name}")
     modules = {
         name
         for name, value in vars(rareindex_connectors).items()
         if not name.startswith("_") and isinstance(value, types.ModuleType)
     }
-    assert modules <= {"adapters", "runtime", "stores", "testing"}
+    assert modules == {"errors", "records", "runtime", "testing"}
+
+
+def test_each_surface_is_pinned_sorted_and_whole() -> None:
+    for surface, (expected, _) in SURFACES.items():
+        module = importlib.import_module(surface)
+        names = list(module.__all__)
+        assert names == sorted(names, key=_isort_key), surface
+        assert set(names) == expected, f"{surface} changed: update its expected set deliberately"
+        assert [n for n in names if not hasattr(module, n)] == [], surface
+        public = {
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        }
+        assert public - set(names) == set(), f"{surface} has public names outside __all__"
+
+
+def test_a_name_has_one_home() -> None:
+    seen: dict[str, str] = {}
+    for surface, (expected, _) in SURFACES.items():
+        for name in expected - {"__version__"}:
+            assert name not in seen, f"{name} is in both {seen.get(name)} and {surface}"
+            seen[name] = surface
 
 
 def test_every_private_module_export_is_re_exported() -> None:
-    surface = set(rareindex_connectors.__all__)
-    for module_name in REEXPORTING_MODULES:
-        module = importlib.import_module(f"rareindex_connectors.{module_name}")
-        not_exported = set(module.__all__) - surface
-        assert not_exported == set(), f"{module_name}.__all__ not re-exported: {not_exported}"
-        for name in module.__all__:
-            assert getattr(rareindex_connectors, name) is getattr(module, name)
+    for surface, (_, private_modules) in SURFACES.items():
+        public = importlib.import_module(surface)
+        for module_name in private_modules:
+            module = importlib.import_module(f"rareindex_connectors.{module_name}")
+            not_exported = set(module.__all__) - set(public.__all__)
+            assert not_exported == set(), f"{module_name}.__all__ not in {surface}: {not_exported}"
+            for name in module.__all__:
+                assert getattr(public, name) is getattr(module, name)
 
 
 def test_version_is_a_non_empty_string() -> None:
@@ -194,14 +231,14 @@ def test_version_is_a_non_empty_string() -> None:
 
 
 def test_adapters_load_on_first_use_and_every_name_resolves() -> None:
-    """``rareindex_connectors.adapters`` imports an adapter module only when one of its names is
+    """``rareindex_adapters`` imports an adapter module only when one of its names is
     used (a store connector does not pay for extruct, feedparser and PDFium at start-up), and
     every name it lists resolves to the object of its module."""
     import subprocess
     import sys
 
     probe = (
-        "import sys, rareindex_connectors.adapters as a; a.paginate; "
+        "import sys, rareindex_adapters as a; a.paginate; "
         "print(sorted(m for m in ('extruct', 'feedparser', 'pypdfium2') if m in sys.modules))"
     )
     loaded = subprocess.run(
@@ -211,12 +248,10 @@ def test_adapters_load_on_first_use_and_every_name_resolves() -> None:
 
     import importlib
 
-    from rareindex_connectors import adapters
+    import rareindex_adapters as adapters
 
     for name in adapters.__all__:
-        module = importlib.import_module(
-            f"rareindex_connectors.adapters.{adapters._MODULE_OF[name]}"
-        )
+        module = importlib.import_module(f"rareindex_adapters.{adapters._MODULE_OF[name]}")
         assert getattr(adapters, name) is getattr(module, name), name
     assert sorted(adapters._MODULE_OF) == sorted(adapters.__all__)
 
@@ -253,7 +288,6 @@ def test_the_runtime_surface_is_pinned_and_apart_from_the_contract() -> None:
     assert names == sorted(names, key=_isort_key)
     assert set(names) == RUNTIME_EXPECTED, "runtime names changed: update RUNTIME_EXPECTED"
     assert [n for n in names if not hasattr(runtime, n)] == []
-    assert set(names) & set(rareindex_connectors.__all__) == set(), "a name has one home"
     public = {
         name
         for name, value in vars(runtime).items()

@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from rareindex_connectors import PolicyError, RobotsUnavailable
 from rareindex_connectors._robots import RETRY_UNAVAILABLE_S, RobotsCache, robots_delay
-from rareindex_connectors.adapters import RobotsRules
-from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend, PolicySet
+from rareindex_connectors.errors import PolicyError, RobotsUnavailable
+from rareindex_connectors.runtime import (
+    DomainPolicy,
+    HostGates,
+    MemoryGateBackend,
+    PolicySet,
+    RobotsRules,
+)
 
 ORIGIN = "https://shop.example"
 

@@ -7,10 +7,9 @@ import asyncio
 import pytest
 import structlog
 
-from rareindex_connectors import (
+from rareindex_connectors import FetchResult, FieldScorer
+from rareindex_connectors.errors import (
     Blocked,
-    FetchResult,
-    FieldScorer,
     PermanentFetchError,
     PolicyError,
     RateLimited,

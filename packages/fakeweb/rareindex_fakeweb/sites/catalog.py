@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from rareindex_connectors import CatalogItem, Identifiers
+from rareindex_connectors.records import CatalogItem, Identifiers
 
 from . import names
 from ._web import site_rng

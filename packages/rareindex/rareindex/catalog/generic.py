@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rareindex_connectors import CatalogItem, Identifiers, ParseError, parse_normalized
+from rareindex_connectors.errors import ParseError
+from rareindex_connectors.records import CatalogItem, Identifiers, parse_normalized
 
 from ..errors import ConfigError
 

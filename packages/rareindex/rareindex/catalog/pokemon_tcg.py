@@ -3,7 +3,7 @@
 This is the layout of the Pokémon TCG API's public data repository. A set entry gives ``id``,
 ``name``, ``series``, ``printedTotal``, ``ptcgoCode`` and ``releaseDate`` (``YYYY/MM/DD``); a card
 entry gives ``id`` (``<set id>-<number>``), ``name``, ``number`` (a string: ``4``, ``TG12``,
-``SV107``) and ``rarity``. Each card becomes one :class:`~rareindex_connectors.CatalogItem`:
+``SV107``) and ``rarity``. Each card becomes one :class:`~rareindex_connectors.records.CatalogItem`:
 
 * ``external_id`` = the card id, ``subject`` = its name, ``number`` = its number as printed
   before the slash, ``rarity`` = its rarity;
@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rareindex_connectors import CatalogItem, Identifiers
+from rareindex_connectors.records import CatalogItem, Identifiers
 
 from ..errors import ConfigError
 

@@ -2,7 +2,7 @@
 
 The reading itself — :func:`extract_certs`, :class:`CertMention` and the attribution rules of
 docs/certificates.md#1-attribution-rules — lives in the connector SDK
-(:mod:`rareindex_connectors.adapters.certs`), where the connectors that read a cert from a title
+(:mod:`rareindex_adapters.certs`), where the connectors that read a cert from a title
 use the same rule; this module re-exports it for the index.
 
 :func:`title_mismatch` is the other half of the provenance rules
@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from rareindex_connectors.adapters import certs as _rule
-from rareindex_connectors.adapters.certs import *  # noqa: F403  (the rule's names, re-exported)
+from rareindex_adapters import certs as _rule
+from rareindex_adapters.certs import *  # noqa: F403  (the rule's names, re-exported)
 
 __all__ = ["title_mismatch", "title_years"]
 __all__ += _rule.__all__

@@ -24,7 +24,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from rareindex_connectors import Connector, PermanentFetchError, RawRecordInput, UnsafeURL
+from rareindex_connectors import Connector
+from rareindex_connectors.errors import PermanentFetchError, UnsafeURL
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.runtime import SafeResolver
 
 from ..check import as_raw

@@ -29,15 +29,9 @@ from typing import Any
 
 import structlog
 
-from rareindex_connectors import (
-    Connector,
-    CrawlContext,
-    FetchError,
-    ParseError,
-    PermanentFetchError,
-    RawRecordInput,
-    scorer_of,
-)
+from rareindex_connectors import Connector, CrawlContext, scorer_of
+from rareindex_connectors.errors import FetchError, ParseError, PermanentFetchError
+from rareindex_connectors.records import RawRecordInput
 
 from ..errors import LookupRefused
 from ..fetching import FetchStack, build_fetch_stack

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rareindex_connectors import currency_minor_unit
+from rareindex_connectors.records import currency_minor_unit
 
 from ..storage import cert_store
 from .extract import cert_key

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from rareindex_connectors import ConnectorError
+from rareindex_connectors.errors import ConnectorError
 
 from .._version import __version__
 from ..errors import RareIndexError

@@ -15,7 +15,7 @@ is counted for every record, so all fields of a kind share one total.
 
 Example:
     >>> from datetime import UTC, datetime
-    >>> from rareindex_connectors import Identifiers, Listing, Money
+    >>> from rareindex_connectors.records import Identifiers, Listing, Money
     >>> listings = [
     ...     Listing(external_id="a", title="Charizard Base Set", seller="",
     ...             price=Money(amount="420", currency="USD"),
@@ -40,7 +40,7 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from rareindex_connectors import Grading, Identifiers, NormalizedRecord
+from rareindex_connectors.records import Grading, Identifiers, NormalizedRecord
 
 __all__ = ["FieldCounts", "FieldPresence", "count_fields", "merge_counts"]
 

@@ -4,7 +4,7 @@ docs/domain.md#anomalies puts rules ahead of any outlier test: a lot, a reprint,
 redemption, sealed product or a hidden Best Offer price is not a sale of one graded copy at a
 known price, so it must never reach the price statistics. :func:`rule_flags` reads a normalized
 record (its fields, the flags its connector stated, and its title through the SDK's
-:func:`~rareindex_connectors.adapters.lift_grading`) and returns :class:`QualityFlag` values;
+:func:`~rareindex_adapters.lift_grading`) and returns :class:`QualityFlag` values;
 :func:`excluded_from_index` says whether those flags keep the observation out of the index.
 Flagged records are stored all the same: a flag is never a deletion.
 
@@ -13,7 +13,7 @@ catalog items, population reports and news carry no price and get no flags.
 
 Example:
     >>> from datetime import UTC, datetime
-    >>> from rareindex_connectors import Money, Sale
+    >>> from rareindex_connectors.records import Money, Sale
     >>> sale = Sale(external_id="e-1", title="Lot of 3 Luka Doncic Prizm RC PSA 10",
     ...             price=Money(amount="900", currency="USD"), sale_type="best_offer",
     ...             sold_at=datetime(2026, 11, 1, tzinfo=UTC))
@@ -28,8 +28,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import StrEnum
 
-from rareindex_connectors import AuctionLot, Listing, NormalizedRecord, PriceObservation, Sale
-from rareindex_connectors.adapters import TitleFlag, lift_grading
+from rareindex_adapters import TitleFlag, lift_grading
+from rareindex_connectors.records import (
+    AuctionLot,
+    Listing,
+    NormalizedRecord,
+    PriceObservation,
+    Sale,
+)
 
 __all__ = ["EXCLUDING_FLAGS", "QualityFlag", "excluded_from_index", "rule_flags"]
 

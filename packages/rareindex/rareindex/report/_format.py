@@ -8,7 +8,7 @@ import math
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from rareindex_connectors import currency_minor_unit
+from rareindex_connectors.records import currency_minor_unit
 
 __all__ = ["age", "compact_money", "esc", "minor_units", "money", "safe_href", "when"]
 

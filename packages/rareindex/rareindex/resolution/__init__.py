@@ -1,8 +1,9 @@
 """Entity resolution: titles and identifiers -> canonical assets and graded variants.
 
-:class:`Resolver` is built from catalog items (:class:`~rareindex_connectors.CatalogItem`) and
-answers, per title, a :class:`Decision` (catalog id, asset key, method, confidence, reject reason,
-grading). It is pure: no database, no network; :mod:`rareindex.indexing` stores what it decides.
+:class:`Resolver` is built from catalog items
+(:class:`~rareindex_connectors.records.CatalogItem`) and answers, per title, a
+:class:`Decision` (catalog id, asset key, method, confidence, reject reason, grading). It is
+pure: no database, no network; :mod:`rareindex.indexing` stores what it decides.
 
 Example:
     >>> from rareindex.resolution import Resolver

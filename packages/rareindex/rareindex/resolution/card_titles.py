@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rareindex_connectors.adapters import lift_grading
+from rareindex_adapters import lift_grading
 
 from .cardsets import FILLERS, CardSet, CardSets, code_of, match_words, stem
 from .text import Tokens, fold, tokenize

@@ -17,7 +17,7 @@ Everything here is derived from the catalog's own fields, never from a list of a
   (``Unleashed`` says more than ``HS``).
 
 Example:
-    >>> from rareindex_connectors import CatalogItem, Identifiers
+    >>> from rareindex_connectors.records import CatalogItem, Identifiers
     >>> def card(set_name, code, series):
     ...     return CatalogItem(external_id=set_name, title=set_name, category="tcg_card",
     ...         set_name=set_name, series=series, identifiers=Identifiers(set_code=code))
@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 
 from .text import fold, longest_phrases, tokenize
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 
 from .keys import asset_key
 from .text import fold, longest_phrases, tokenize

@@ -5,7 +5,7 @@ The asset key is the identity without the grade; the variant key adds
 Both are built from folded text, so ``Pokémon`` and ``POKEMON`` agree.
 
 Example:
-    >>> from rareindex_connectors import CatalogItem, Grading
+    >>> from rareindex_connectors.records import CatalogItem, Grading
     >>> item = CatalogItem(external_id="x", title="1999 Pokémon Base Set Charizard 4/102",
     ...     category="tcg_card", year=1999, set_name="Base Set", number="4/102",
     ...     subject="Charizard", parallel="Holo", edition="Unlimited")
@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from rareindex_connectors import CatalogItem, Grading
+from rareindex_connectors.records import CatalogItem, Grading
 
 from .text import fold
 

@@ -36,7 +36,7 @@ the title stays unmatched as ``ambiguous``, the candidates named. Every refusal 
 its reason, for ``rareindex resolve --explain``.
 
 Example:
-    >>> from rareindex_connectors import CatalogItem
+    >>> from rareindex_connectors.records import CatalogItem
     >>> def card(eid, name, number, set_name, total, year):
     ...     return CatalogItem(external_id=eid, title=eid, category="tcg_card", subject=name,
     ...         number=number, set_name=set_name, printed_total=total, year=year)
@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 
 from .card_titles import CardTitle, flags_without, norm_number, read_title
 from .cardsets import CardSet, CardSets, stem, text_words

@@ -24,7 +24,7 @@ the asset. :meth:`Resolver.explain` says, for any title, which candidates were w
 each was refused.
 
 Example:
-    >>> from rareindex_connectors import CatalogItem
+    >>> from rareindex_connectors.records import CatalogItem
     >>> zard = CatalogItem(external_id="pk1", title="1999 Pokémon Base Set Charizard 4/102 Holo",
     ...     category="tcg_card", year=1999, set_name="Base Set", number="4/102",
     ...     subject="Charizard", parallel="Holo")
@@ -48,8 +48,8 @@ from typing import Literal
 
 from rapidfuzz import fuzz
 
-from rareindex_connectors import CatalogItem, Grading, Identifiers
-from rareindex_connectors.adapters import edition_of, lift_grading
+from rareindex_adapters import edition_of, lift_grading
+from rareindex_connectors.records import CatalogItem, Grading, Identifiers
 
 from .index import CatalogIndex, Entry
 from .numbered import NumberedCards, Outcome

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
-from rareindex_connectors.adapters.certs import GRADERS as _GRADER_TOKENS
+from rareindex_adapters.certs import GRADERS as _GRADER_TOKENS
 
 V = TypeVar("V")
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, func, or_, select, update
 
-from rareindex_connectors import CatalogItem
+from rareindex_connectors.records import CatalogItem
 
 from ..resolution import asset_key, fold
 from .catalog_plan import ASSET_COLUMNS, AssetPlan, candidate_ids, plan_assets

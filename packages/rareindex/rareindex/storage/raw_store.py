@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 from sqlalchemy.dialects import sqlite
 
-from rareindex_connectors import RawRecord, RawRecordInput, canonical_json, content_hash
+from rareindex_connectors.records import RawRecord, RawRecordInput, canonical_json, content_hash
 
 from .blobs import BlobStore
 from .ids import new_id

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Engine, and_, func, or_, select, update
 
-from rareindex_connectors import RawRecordInput
+from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.runtime import CostEntry
 
 from ..errors import RareIndexError

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, select, text, update
 
 from rareindex.storage.dead_letters import DeadLetter
 from rareindex.storage.schema import connectors, dead_letters
-from rareindex_connectors import TransientFetchError
+from rareindex_connectors.errors import TransientFetchError
 from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend
 from tests.unit.rareindex.api.api_helpers import Dataset, bearer, make_app, seed
 

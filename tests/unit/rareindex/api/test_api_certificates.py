@@ -14,7 +14,7 @@ from sqlalchemy import Engine, func, insert, select
 
 from rareindex.api.routes import certificates as cert_routes
 from rareindex.storage.schema import certificate_sightings, certificates, raw_records
-from rareindex_connectors import TransientFetchError
+from rareindex_connectors.errors import TransientFetchError
 from tests.unit.rareindex.api.api_helpers import Dataset, bearer, make_app, seed
 
 

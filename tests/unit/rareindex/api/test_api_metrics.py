@@ -21,7 +21,7 @@ from rareindex.storage.schema import (
     raw_records,
 )
 from rareindex.storage.tokens import create_token
-from rareindex_connectors import TransientFetchError
+from rareindex_connectors.errors import TransientFetchError
 from rareindex_connectors.runtime import DomainPolicy, HostGates, MemoryGateBackend
 from tests.unit.rareindex.api.api_helpers import make_app, seed
 

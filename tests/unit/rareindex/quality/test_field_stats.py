@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from rareindex.quality import FieldPresence, count_fields, merge_counts
-from rareindex_connectors import (
+from rareindex_connectors.records import (
     Grading,
     Identifiers,
     Listing,

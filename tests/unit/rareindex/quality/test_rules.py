@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from rareindex.quality import EXCLUDING_FLAGS, QualityFlag, excluded_from_index, rule_flags
-from rareindex_connectors import (
+from rareindex_adapters import TitleFlag
+from rareindex_connectors.records import (
     AuctionLot,
     CatalogItem,
     Listing,
@@ -18,7 +19,6 @@ from rareindex_connectors import (
     PriceObservation,
     Sale,
 )
-from rareindex_connectors.adapters import TitleFlag
 
 T0 = datetime(2026, 11, 1, 18, 0, tzinfo=UTC)
 CLEAN = "2018 Prizm Luka Doncic #280 PSA 10"

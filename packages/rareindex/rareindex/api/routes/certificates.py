@@ -20,7 +20,7 @@ from typing import Annotated
 import structlog
 from fastapi import APIRouter, Depends, Path
 
-from rareindex_connectors import ConnectorError
+from rareindex_connectors.errors import ConnectorError
 
 from ...certs import CertificateView, CertLookupResult, get_certificate, lookup
 from ...certs.extract import GRADERS

@@ -1,0 +1,22 @@
+"""The cert rule's home in the SDK (issue 20, item 3): its grader list is the ``Grader`` Literal's.
+
+The rule itself is tested where the index reads titles with it: tests/unit/rareindex/
+test_cert_extract.py (``rareindex.certs.extract`` re-exports this module).
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from rareindex_adapters import GRADERS, extract_certs
+from rareindex_connectors._normalized import Grader
+
+
+def test_graders_are_the_grader_literal_but_other() -> None:
+    assert GRADERS == ("PSA", "BGS", "CGC", "SGC", "PCGS", "NGC")
+    assert (*GRADERS, "OTHER") == get_args(Grader)
+
+
+def test_beckett_is_read_as_bgs() -> None:
+    [mention] = extract_certs("1986 Fleer Michael Jordan #57 Beckett 9.5 0012345678")
+    assert (mention.grader, mention.attribution) == ("BGS", "attributed")
