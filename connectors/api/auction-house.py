@@ -41,7 +41,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rareindex_adapters import (
-    RobotsRules,
     Sitemap,
     extract_structured,
     filter_since,
@@ -61,6 +60,7 @@ from rareindex_connectors.records import (
     RawRecordInput,
     parse_normalized,
 )
+from rareindex_connectors.runtime import RobotsRules
 
 ORIGIN = "http://auction.fake.test"
 LOT = re.compile(r"^/lots/([^/]+)/(\d+)/?$")
