@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from .membership import one_of
 from .outbox import event, money
 from .schema import auction_lots, price_estimates, sales
 
@@ -61,7 +62,11 @@ def new_sale_events(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> list
     stored: set[str] = set()
     for start in range(0, len(ids), CHUNK):
         stored.update(
-            conn.execute(select(sales.c.id).where(sales.c.id.in_(ids[start : start + CHUNK])))
+            conn.execute(
+                select(sales.c.id).where(
+                    one_of(sales.c.id, ids[start : start + CHUNK], conn.dialect.name)
+                )
+            )
             .scalars()
             .all()
         )
@@ -149,7 +154,7 @@ def stored_lot_results(conn: Connection, lot_ids: Iterable[str]) -> dict[str, tu
     for start in range(0, len(ids), CHUNK):
         rows = conn.execute(
             select(auction_lots.c.id, *columns).where(
-                auction_lots.c.id.in_(ids[start : start + CHUNK])
+                one_of(auction_lots.c.id, ids[start : start + CHUNK], conn.dialect.name)
             )
         )
         found.update({row[0]: tuple(row[1:]) for row in rows})

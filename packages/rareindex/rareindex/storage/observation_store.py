@@ -531,7 +531,11 @@ def variant_prices(
                 price_observations.c.price,
                 price_observations.c.anomaly_reason,
             )
-            .where(price_observations.c.variant_id.in_(ids[start : start + CHUNK]))
+            .where(
+                one_of(
+                    price_observations.c.variant_id, ids[start : start + CHUNK], conn.dialect.name
+                )
+            )
             .where(price_observations.c.kind.in_(list(kinds)))
         )
         out.extend((r[0], r[1], r[2], Decimal(r[3]), r[4]) for r in rows)

@@ -43,6 +43,7 @@ import structlog
 from sqlalchemy import Connection, Engine, select, text, update
 from sqlalchemy import event as sa_event
 
+from .membership import one_of
 from .schema import EVENT_TYPES, assets, event_cursor, events
 from .upsert import append_rows
 
@@ -162,7 +163,9 @@ def _complete(conn: Connection, rows: list[dict[str, Any]]) -> None:
         found.update(
             (asset_id, category)
             for asset_id, category in conn.execute(
-                select(assets.c.id, assets.c.category).where(assets.c.id.in_(chunk))
+                select(assets.c.id, assets.c.category).where(
+                    one_of(assets.c.id, chunk, conn.dialect.name)
+                )
             )
         )
     for row in rows:

@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, case, exists, func, select, update
 
 from ..errors import NotFound, ReviewConflict
+from .membership import one_of
 from .schema import asset_variants, assets, price_estimates, price_observations
 from .schema.review import review_items, review_limits
 from .upsert import upsert
@@ -126,7 +127,7 @@ def batch_references(
             .select_from(asset_variants)
             .join(assets, assets.c.id == asset_variants.c.asset_id)
             .outerjoin(price_estimates, price_estimates.c.variant_id == asset_variants.c.id)
-            .where(asset_variants.c.id.in_(chunk))
+            .where(one_of(asset_variants.c.id, chunk, conn.dialect.name))
         )
         for vid, category, currency, value, usd in rows:
             facts[vid] = VariantFacts(category, currency, value, usd)
@@ -135,13 +136,13 @@ def batch_references(
             order_by=(po.observation_date.desc(), po.id.desc()),
         )
         conditions = [
-            po.variant_id.in_(chunk),
+            one_of(po.variant_id, chunk, conn.dialect.name),
             po.kind.in_(_SALE_KINDS),
             po.anomaly_reason.is_(None),
             ~exists().where(held.observation_id == po.id, held.status.in_(HELD)),
         ]
         if skip:
-            conditions.append(po.id.not_in(skip))
+            conditions.append(~one_of(po.id, skip, conn.dialect.name))
         ranked = (
             select(po.variant_id, po.currency, po.price, newest.label("n"))
             .where(*conditions)
@@ -163,7 +164,7 @@ def batch_anomalies(conn: Connection, observation_ids: Iterable[str]) -> dict[st
             (obs_id, reason)
             for obs_id, reason in conn.execute(
                 select(po.id, po.anomaly_reason).where(
-                    po.id.in_(chunk), po.anomaly_reason.is_not(None)
+                    one_of(po.id, chunk, conn.dialect.name), po.anomaly_reason.is_not(None)
                 )
             )
         )
