@@ -71,6 +71,11 @@ def stable_id(prefix: str, *natural_key: object) -> str:
     if prefix not in PREFIXES:
         raise ValueError(f"unknown id prefix {prefix!r}; known: {', '.join(sorted(PREFIXES))}")
     digest = hashlib.sha256("\x1f".join(map(str, natural_key)).encode()).digest()
-    value = int.from_bytes(digest[:17], "big") >> 6  # the digest's first 130 bits: 26 characters
-    pairs = _PAIRS
-    return prefix + "_" + "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS])
+    v = int.from_bytes(digest[:17], "big") >> 6  # the digest's first 130 bits: 26 characters
+    p = _PAIRS  # unrolled (_SHIFTS in turn): half the time of a join over a comprehension
+    return (
+        f"{prefix}_{p[v >> 120]}{p[(v >> 110) & 1023]}{p[(v >> 100) & 1023]}"
+        f"{p[(v >> 90) & 1023]}{p[(v >> 80) & 1023]}{p[(v >> 70) & 1023]}{p[(v >> 60) & 1023]}"
+        f"{p[(v >> 50) & 1023]}{p[(v >> 40) & 1023]}{p[(v >> 30) & 1023]}{p[(v >> 20) & 1023]}"
+        f"{p[(v >> 10) & 1023]}{p[v & 1023]}"
+    )

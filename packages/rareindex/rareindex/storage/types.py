@@ -31,9 +31,10 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if value.tzinfo is None:
-            raise ValueError(f"naive datetime {value!r}: RareIndex stores timezone-aware times")
-        value = value.astimezone(UTC)
+        if value.tzinfo is not UTC:  # already UTC (most values): no conversion to pay for
+            if value.tzinfo is None:
+                raise ValueError(f"naive datetime {value!r}: RareIndex stores timezone-aware times")
+            value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:

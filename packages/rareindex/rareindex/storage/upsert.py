@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, cast, func, select, update
@@ -77,7 +78,9 @@ _Shape = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...
 """``(conflict, update, merged, returning)`` column names of an upsert."""
 
 
-def _execute(conn: Connection, table: Table, rows: list[dict[str, Any]], shape: _Shape) -> Any:
+def _execute(
+    conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]], shape: _Shape
+) -> Any:
     if conn.dialect.name != "postgresql":
         if not shape[3]:  # nothing to return: one prepared statement, the rows bound in C
             return executemany(conn, _plain_statement(table, shape), rows)
@@ -187,8 +190,8 @@ def _arrays(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -
     arrays: dict[str, list[Any]] = {}
     processors = _processors(conn.dialect, table, columns)
     for i, (column, process) in enumerate(zip(columns, processors, strict=True)):
-        values = [row[column] for row in rows]
-        arrays[f"c{i}"] = values if process is None else [process(v) for v in values]
+        values = list(map(itemgetter(column), rows))
+        arrays[f"c{i}"] = values if process is None else list(map(process, values))
     return arrays
 
 
@@ -217,24 +220,31 @@ def fold(
     *,
     replaced: Sequence[str] = (),
     merged: Sequence[str] = (),
-) -> list[dict[str, Any]]:
+) -> list[Mapping[str, Any]]:
     """One row per ``conflict`` key, equal in effect to applying ``rows`` in order, sorted by key.
 
     Per key the first row is what an insert writes; each later row then sets its ``replaced``
     columns, and its ``merged`` columns where it is not NULL (a ``COALESCE`` upsert). Rows whose
     key holds a NULL never clash (a unique index treats NULLs as distinct) and are kept apart.
+    A row nothing was folded into is returned as given, not copied (rows are many, and most
+    keys come once): read the result, do not change it.
     """
-    by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
-    alone: list[dict[str, Any]] = []
+    by_key: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    copied: dict[tuple[Any, ...], dict[str, Any]] = {}  # keys folded into: their own copy
+    alone: list[Mapping[str, Any]] = []
+    key_of = itemgetter(*conflict) if len(conflict) > 1 else lambda row: (row[conflict[0]],)
     for row in rows:
-        key = tuple(row[c] for c in conflict)
-        if any(v is None for v in key):
-            alone.append(dict(row))
+        key = key_of(row)
+        if None in key:
+            alone.append(row)
             continue
-        found = by_key.get(key)
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = row
+            continue
+        found = copied.get(key)
         if found is None:
-            by_key[key] = dict(row)
-            continue
+            found = by_key[key] = copied[key] = dict(first)
         for column in replaced:
             found[column] = row[column]
         for column in merged:
@@ -285,14 +295,13 @@ def executemany(conn: Connection, statement: Any, rows: Sequence[Mapping[str, An
         conn.execute(statement, list(rows))
         return
     sql, names, processors = _compiled(conn.dialect, statement, tuple(rows[0]))
-    getters = list(zip(names, processors, strict=True))
-    conn.exec_driver_sql(
-        sql,
-        [
-            tuple(row[name] if process is None else process(row[name]) for name, process in getters)
-            for row in rows
-        ],
-    )
+    # Column by column, then zipped into rows: itemgetter and map loop in C, and a column
+    # without bind processing costs no Python call per value.
+    columns = []
+    for name, process in zip(names, processors, strict=True):
+        values = list(map(itemgetter(name), rows))
+        columns.append(values if process is None else list(map(process, values)))
+    conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
 
 
 @functools.lru_cache(maxsize=256)
