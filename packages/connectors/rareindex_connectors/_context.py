@@ -30,9 +30,8 @@ import orjson
 import structlog
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue
 
-from ._errors import ParseError, ParseReason, PermanentFetchError
-from ._json_failure import json_failure
 from ._raw import EngineName
+from .errors import ParseError, ParseReason, PermanentFetchError, json_failure
 
 if TYPE_CHECKING:
     from ._robots_rules import RobotsRules

@@ -30,8 +30,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ._errors import ParseError, ParseReason
 from ._money import ExactDecimal, Money
+from .errors import ParseError, ParseReason
 
 __all__ = [
     "AuctionLot",

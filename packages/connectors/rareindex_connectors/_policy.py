@@ -42,8 +42,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ._errors import PolicyError
 from ._raw import EngineName
+from .errors import PolicyError
 
 __all__ = ["DomainPolicy", "PolicySet", "registrable_domain"]
 

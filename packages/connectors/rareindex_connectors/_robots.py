@@ -45,9 +45,9 @@ from urllib.parse import urlsplit
 import structlog
 
 from ._clock import Clock, SystemClock
-from ._errors import RobotsUnavailable
 from ._policy import DomainPolicy
 from ._robots_rules import RobotsRules
+from .errors import RobotsUnavailable
 
 __all__ = ["RETRY_UNAVAILABLE_S", "RobotsCache", "RobotsReader", "origin_of", "robots_delay"]
 

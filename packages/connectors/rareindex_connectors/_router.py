@@ -42,7 +42,14 @@ import structlog
 
 from ._context import Fetcher, FetchResult, ResponseKind
 from ._engines.base import Engine, FetchRequest
-from ._errors import (
+from ._gates import HostGates
+from ._policy import DomainPolicy, PolicySet
+from ._raw import EngineName
+from ._robots import RobotsCache, origin_of, robots_delay
+from ._robots_rules import RobotsRules
+from ._scoring import ESCALATE_BELOW, Scorer, document_score
+from ._session import RouterSession, Tally
+from .errors import (
     Blocked,
     BudgetExhausted,
     CircuitOpen,
@@ -55,13 +62,6 @@ from ._errors import (
     RobotsUnavailable,
     UnsafeURL,
 )
-from ._gates import HostGates
-from ._policy import DomainPolicy, PolicySet
-from ._raw import EngineName
-from ._robots import RobotsCache, origin_of, robots_delay
-from ._robots_rules import RobotsRules
-from ._scoring import ESCALATE_BELOW, Scorer, document_score
-from ._session import RouterSession, Tally
 
 __all__ = ["CostEntry", "EngineStats", "Router"]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._context import FetchResult, ResponseKind
-from ._errors import ParseError
+from .errors import ParseError
 
 __all__ = ["FieldScorer", "Scorer", "document_score"]
 

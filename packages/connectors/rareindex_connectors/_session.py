@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlencode
 
 from ._context import Fetcher, FetchResult, ResponseKind
-from ._errors import FetchError
 from ._raw import EngineName
 from ._scoring import Scorer
+from .errors import FetchError
 
 if TYPE_CHECKING:
     from ._robots_rules import RobotsRules

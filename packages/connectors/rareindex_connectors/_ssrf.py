@@ -15,7 +15,7 @@ Example:
     >>> asyncio.run(SafeResolver().resolve("http://169.254.169.254/latest/", allow_private=False))
     Traceback (most recent call last):
     ...
-    rareindex_connectors._errors.UnsafeURL: 169.254.169.254 is link-local (cloud...
+    rareindex_connectors.errors.UnsafeURL: 169.254.169.254 is link-local (cloud...
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from ._errors import DNSError, UnsafeURL
+from .errors import DNSError, UnsafeURL
 
 __all__ = ["Resolver", "SafeResolver", "SystemResolver", "Target", "address_problem"]
 

@@ -14,7 +14,7 @@ from rareindex_adapters.embedded import (
     loads_exact,
     next_data,
 )
-from rareindex_connectors._errors import ParseError, ParseReason
+from rareindex_connectors.errors import ParseError, ParseReason
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "adapters" / "embedded"
 

@@ -15,9 +15,9 @@ from rareindex_adapters.feeds import (
     looks_like_merchant_table,
     parse_feed,
 )
-from rareindex_connectors._errors import ParseError, ParseReason
 from rareindex_connectors._money import Money
 from rareindex_connectors._normalized import NewsItem
+from rareindex_connectors.errors import ParseError, ParseReason
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "adapters" / "feeds"
 

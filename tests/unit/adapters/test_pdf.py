@@ -15,8 +15,8 @@ from rareindex_adapters.pdf import (
     parse_prices_realised,
     rows_to_auction_lots,
 )
-from rareindex_connectors._errors import ParseError, ParseReason
 from rareindex_connectors._money import Money
+from rareindex_connectors.errors import ParseError, ParseReason
 
 HEADER = ("Lot", "Description", "Hammer", "Premium", "Price Realised")
 WIDTHS = (14, 86, 30, 30, 30)

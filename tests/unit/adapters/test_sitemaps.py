@@ -20,7 +20,7 @@ from rareindex_adapters.sitemaps import (
     filter_since,
     parse_sitemap,
 )
-from rareindex_connectors._errors import ParseError, ParseReason
+from rareindex_connectors.errors import ParseError, ParseReason
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "adapters" / "sitemaps"
 

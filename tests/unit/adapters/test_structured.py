@@ -18,8 +18,8 @@ from rareindex_adapters.structured import (
     listings_from_products,
     read_products,
 )
-from rareindex_connectors._errors import ParseError, ParseReason
 from rareindex_connectors._money import Money
+from rareindex_connectors.errors import ParseError, ParseReason
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "adapters" / "structured"
 PAGE = "https://shop.example/p"

@@ -38,7 +38,12 @@ import structlog
 from .._challenge import is_challenge_page
 from .._clock import Clock, SystemClock
 from .._context import FetchResult
-from .._errors import (
+from .._gates import HostGates, MemoryGateBackend
+from .._policy import DomainPolicy, PolicySet
+from .._raw import EngineName
+from .._ssrf import SafeResolver
+from .._version import __version__
+from ..errors import (
     Blocked,
     FetchError,
     PermanentFetchError,
@@ -50,11 +55,6 @@ from .._errors import (
     TruncatedBody,
     UndecodableBody,
 )
-from .._gates import HostGates, MemoryGateBackend
-from .._policy import DomainPolicy, PolicySet
-from .._raw import EngineName
-from .._ssrf import SafeResolver
-from .._version import __version__
 from .base import FetchRequest
 from .body import SUPPORTED_ENCODINGS, BodyTooLarge, BodyTruncated, BodyUndecodable, BoundedBody
 from .outcome import error_for_status

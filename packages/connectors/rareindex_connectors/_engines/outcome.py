@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from urllib.parse import quote, quote_plus
 
-from .._errors import FetchError, PermanentFetchError, RateLimited, TransientFetchError
 from .._gates import Permit
+from ..errors import FetchError, PermanentFetchError, RateLimited, TransientFetchError
 from .retry import RETRY_STATUSES
 
 __all__ = ["charged", "error_for_status", "scrub_secret"]

@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .._errors import PermanentFetchError, PolicyError
 from .._gates import HostGates
 from .._policy import DomainPolicy, PolicySet
 from .._raw import EngineName
 from .._ssrf import SafeResolver
+from ..errors import PermanentFetchError, PolicyError
 from .base import FetchRequest
 
 __all__ = ["PaidEngine"]

@@ -38,7 +38,10 @@ import structlog
 
 from .._challenge import challenge_from_scrapfly
 from .._context import FetchResult
-from .._errors import (
+from .._gates import Permit
+from .._policy import DomainPolicy
+from .._raw import EngineName
+from ..errors import (
     Blocked,
     BudgetExhausted,
     FetchError,
@@ -48,9 +51,6 @@ from .._errors import (
     ResponseTooLarge,
     TransientFetchError,
 )
-from .._gates import Permit
-from .._policy import DomainPolicy
-from .._raw import EngineName
 from .base import FetchRequest
 from .outcome import charged, error_for_status, scrub_secret
 from .paid import PaidEngine

@@ -31,14 +31,14 @@ from typing import Protocol
 import structlog
 
 from .._clock import Clock, SystemClock
-from .._errors import (
+from .._policy import DomainPolicy
+from ..errors import (
     Blocked,
     BudgetExhausted,
     CircuitOpen,
     RateLimited,
     TransientFetchError,
 )
-from .._policy import DomainPolicy
 from .state import Decision, GateLimits, HostState, Outcome
 
 __all__ = ["GateBackend", "HostGates", "Permit"]

@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 
 from .._context import FetchResult
 from .._engines.base import FetchRequest
-from .._errors import FetchError, PermanentFetchError
 from .._raw import EngineName
+from ..errors import FetchError, PermanentFetchError
 
 __all__ = ["FakeEngine"]
 
