@@ -45,9 +45,12 @@ _GRADERS: tuple[tuple[str, Grader, Scale], ...] = (
     (r"CSG|BVG|CBCS|PGX|(?-i:TAG|HGA|ISA|GMA|KSA|MNT|AGS)", "OTHER", "other"),
 )
 # Every grader's token in one pattern (one pass over a title instead of one per grader): the
-# alternative that matched (``lastgroup`` g<i>) names the grader.
+# alternative that matched (``lastgroup`` g<i>) names the grader. The look-behind every token
+# shares is tested once per position, before the alternatives (inside a word it fails at once).
 _GRADER_RE = re.compile(
-    "|".join(rf"(?P<g{i}>(?<![\w/])(?:{rx})(?![a-z]))" for i, (rx, _, _) in enumerate(_GRADERS)),
+    r"(?<![\w/])(?:"
+    + "|".join(rf"(?P<g{i}>{rx})(?![a-z])" for i, (rx, _, _) in enumerate(_GRADERS))
+    + ")",
     re.IGNORECASE,
 )
 _GRADER_OF: dict[str, tuple[Grader, Scale]] = {
@@ -80,6 +83,12 @@ _LABELS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "SGC": ((r"pristine|gold\s*label", "Pristine"),),
 }
+_LABEL_RES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    grader: tuple((re.compile(rx, re.IGNORECASE), name) for rx, name in labels)
+    for grader, labels in _LABELS.items()
+}
+_ALTERED = re.compile(r"alter|^aa$", re.IGNORECASE)
+_QUALIFIER_NOISE = re.compile(r"[\s()]")
 _FILLER = (
     r"gem[\s\-]*(?:mint|mt)|mint\+?|mt|nm[\s\-/]*(?:mt|mint|m)\+?|nm\+?|ex[\s\-/]*(?:mt|mint)|ex"
     r"|vg[\s\-/]*ex|vg|good|fair|poor|graded|grade|pristine|perfect|black\s*label|gold\s*label"
@@ -120,6 +129,8 @@ _DESIGNATIONS: tuple[tuple[str, str], ...] = (
     (r"RD|RB|BN|FBL|FB|FS|FH|[56]FS", ""),  # "" = the token itself, upper-cased
 )
 _DESIG_RX = "|".join(rx for rx, _ in _DESIGNATIONS)
+_DESIG_TOKEN = re.compile(_DESIG_RX, re.IGNORECASE)
+_DESIG_RES = tuple((re.compile(rx, re.IGNORECASE), canon) for rx, canon in _DESIGNATIONS)
 _SHELDON = re.compile(
     rf"""(?<![\w#/])
     (?:(?P<prefix>MS|PR|PF|SP|AU|XF|EF|VF|VG|AG|FR|PO|G|F)[\s\-]?(?P<num>\d{{1,2}})(?P<plus>\+)?
@@ -133,9 +144,9 @@ _SHELDON = re.compile(
 # --- data: cues that a grade does not describe this item ----------------------------------------
 
 _NEGATION_BEFORE = re.compile(
-    r"(?:\b(?:not|non|no|never)[\s\-]+(?:(?:a|an|graded|slabbed|by|in|real)\s+){0,2}"
-    r"|\bcross(?:ed)?[\s\-]*(?:over)?\s+from\s+|\bcrossover\s+from\s+"
-    r"|\b(?:cracked|regraded|upgraded)\s+(?:out\s+)?(?:of|from)\s+)$",
+    r"\b(?:(?:not|non|no|never)[\s\-]+(?:(?:a|an|graded|slabbed|by|in|real)\s+){0,2}"
+    r"|cross(?:ed)?[\s\-]*(?:over)?\s+from\s+|crossover\s+from\s+"
+    r"|(?:cracked|regraded|upgraded)\s+(?:out\s+)?(?:of|from)\s+)$",
     re.IGNORECASE,
 )
 _SPECULATION_BEFORE = re.compile(
@@ -172,11 +183,9 @@ def _card_grading(
     grader: Grader, scale: Scale, m: re.Match[str], flags: set[str]
 ) -> Grading | None:
     words = f"{m['pre'] or ''} {m['post'] or ''}"
-    label = next(
-        (name for rx, name in _LABELS.get(grader, ()) if re.search(rx, words, re.IGNORECASE)), None
-    )
+    label = next((name for rx, name in _LABEL_RES.get(grader, ()) if rx.search(words)), None)
     if m["auth"]:
-        grade = "AA" if re.search(r"alter|^aa$", m["auth"], re.IGNORECASE) else "AUTH"
+        grade = "AA" if _ALTERED.search(m["auth"]) else "AUTH"
     elif m["label_only"]:
         if grader != "BGS":
             return None
@@ -192,7 +201,7 @@ def _card_grading(
     if label in {"Black Label", "Pristine", "Perfect"} and grade != "10":
         label = None  # these labels exist only on a 10
     qual = m["qual"] or m["qual2"]
-    qualifier = re.sub(r"[\s()]", "", qual) if qual and grader == "PSA" else None
+    qualifier = _QUALIFIER_NOISE.sub("", qual) if qual and grader == "PSA" else None
     if grader == "OTHER":
         flags.add("other_grader")
     return Grading(
@@ -217,8 +226,8 @@ def _coin_grading(grader: Grader, m: re.Match[str]) -> Grading | None:
             return None
         grade = f"{prefix}{number}{m['plus'] or ''}"
     designations: list[str] = []
-    for token in re.findall(_DESIG_RX, m["desig"] or "", re.IGNORECASE):
-        canon = next(c for rx, c in _DESIGNATIONS if re.fullmatch(rx, token, re.IGNORECASE))
+    for token in _DESIG_TOKEN.findall(m["desig"] or ""):
+        canon = next(c for rx, c in _DESIG_RES if rx.fullmatch(token))
         designations.append(canon or token.upper())
     return Grading(
         grader=grader,
@@ -262,10 +271,9 @@ def _mentions(text: str, flags: set[str]) -> list[_Mention]:
 
 
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:
-    chars = list(text)
     for start, end in spans:
-        chars[start:end] = " " * (end - start)
-    return "".join(chars)
+        text = f"{text[:start]}{' ' * (end - start)}{text[end:]}"
+    return text
 
 
 def _loose_coin_grades(mentions: list[_Mention], masked: str) -> tuple[list[Grading], str]:

@@ -91,48 +91,69 @@ class TitleFacts:
 
 # --- data: flags and conditions -----------------------------------------------------------------
 
+# One rule a row. A rule that starts at a word boundary is written ``\b…`` (a look-behind of
+# its own goes after the ``\b``): the rules of a flag are compiled into one pattern that tests
+# the boundary once per position, so inside a word the title is passed over at once.
 _FLAG_RULES: tuple[tuple[TitleFlag, str], ...] = (
     (TitleFlag.LOT, r"\blot\b(?!\s*#)(?!\s*\d+\s*[:\-–])"),
     (TitleFlag.LOT, r"\b(?:qty|quantity)\s*[:x]?\s*(?:[2-9]|[1-9]\d+)\b"),
-    (
-        TitleFlag.LOT,
-        r"(?<!booster\s)\bbundle\b|\bset\s+of\s+\d+|\b(?:complete|team|master)\s+set\b",
-    ),
+    (TitleFlag.LOT, r"\b(?<!booster\s)bundle\b"),
+    (TitleFlag.LOT, r"\bset\s+of\s+\d+"),
+    (TitleFlag.LOT, r"\b(?:complete|team|master)\s+set\b"),
     # x10, 10x; not the X of a card name (Pokémon LV.X 121/123)
-    (TitleFlag.LOT, r"(?<![\w/#.])x\s?(?:[2-9]|[1-9]\d+)\b|(?<![\w/#.])(?:[2-9]|[1-9]\d+)\s?x\b"),
+    (TitleFlag.LOT, r"\b(?<![/#.])x\s?(?:[2-9]|[1-9]\d+)\b"),
+    (TitleFlag.LOT, r"\b(?<![/#.])(?:[2-9]|[1-9]\d+)\s?x\b"),
     (TitleFlag.LOT, r"^\s*\(\s*(?:[2-9]|[1-9]\d{1,2})\s*\)"),
     (
         TitleFlag.LOT,
-        r"(?<![\w/#.])(?:[2-9]|[1-9]\d{1,3})\)?\s*(?:cards|card|pcs|pieces|ct|count)\b",
+        r"\b(?<![/#.])(?:[2-9]|[1-9]\d{1,3})\)?\s*(?:cards|card|pcs|pieces|ct|count)\b",
     ),
-    (TitleFlag.REPRINT, r"\bre-?prints?\b|(?-i:\bRP\b)|\bR/P\b|(?<!topps\s)\btribute\b"),
-    (
-        TitleFlag.REPRINT,
-        r"\breplica\b|\bnot\s+(?:real|authentic|original|genuine)\b|\bunofficial\b",
-    ),
-    (TitleFlag.REPRINT, r"\bnovelty\b|\bcounterfeit\b"),
-    (
-        TitleFlag.CUSTOM,
-        r"\bcustom(?:s|ized)?\b|\baceo\b|\bprox(?:y|ies)\b|\bfan[\s\-]*(?:made|art)\b",
-    ),
-    (TitleFlag.CUSTOM, r"\borica\b|\bhand[\s\-]*made\b|\baltered\s+art\b"),
+    (TitleFlag.REPRINT, r"\bre-?prints?\b"),
+    (TitleFlag.REPRINT, r"\b(?-i:RP\b)"),
+    (TitleFlag.REPRINT, r"\bR/P\b"),
+    (TitleFlag.REPRINT, r"\b(?<!topps\s)tribute\b"),
+    (TitleFlag.REPRINT, r"\breplica\b"),
+    (TitleFlag.REPRINT, r"\bnot\s+(?:real|authentic|original|genuine)\b"),
+    (TitleFlag.REPRINT, r"\bunofficial\b"),
+    (TitleFlag.REPRINT, r"\bnovelty\b"),
+    (TitleFlag.REPRINT, r"\bcounterfeit\b"),
+    (TitleFlag.CUSTOM, r"\bcustom(?:s|ized)?\b"),
+    (TitleFlag.CUSTOM, r"\baceo\b"),
+    (TitleFlag.CUSTOM, r"\bprox(?:y|ies)\b"),
+    (TitleFlag.CUSTOM, r"\bfan[\s\-]*(?:made|art)\b"),
+    (TitleFlag.CUSTOM, r"\borica\b"),
+    (TitleFlag.CUSTOM, r"\bhand[\s\-]*made\b"),
+    (TitleFlag.CUSTOM, r"\baltered\s+art\b"),
     (TitleFlag.REDEMPTION, r"\bredemptions?\b"),
-    (
-        TitleFlag.SEALED,
-        r"\b(?:factory[\s\-]+)?sealed\b|\bunopened\b|\bETB\b|\belite\s+trainer\s+box\b",
-    ),
+    (TitleFlag.SEALED, r"\b(?:factory[\s\-]+)?sealed\b"),
+    (TitleFlag.SEALED, r"\bunopened\b"),
+    (TitleFlag.SEALED, r"\bETB\b"),
+    (TitleFlag.SEALED, r"\belite\s+trainer\s+box\b"),
     (
         TitleFlag.SEALED,
         r"\b(?:booster|hobby|blaster|mega|hanger|wax|display|jumbo)\s+(?:box|pack|case)",
     ),
-    (TitleFlag.SEALED, r"\bbooster\s+bundle\b|\bblaster\b"),
-    (TitleFlag.BEST_OFFER, r"\bOBO\b|\bB/O\b|\bbest\s+offer\b|\bmake\s+(?:an?\s+)?offer\b"),
+    (TitleFlag.SEALED, r"\bbooster\s+bundle\b"),
+    (TitleFlag.SEALED, r"\bblaster\b"),
+    (TitleFlag.BEST_OFFER, r"\bOBO\b"),
+    (TitleFlag.BEST_OFFER, r"\bB/O\b"),
+    (TitleFlag.BEST_OFFER, r"\bbest\s+offer\b"),
+    (TitleFlag.BEST_OFFER, r"\bmake\s+(?:an?\s+)?offer\b"),
     (TitleFlag.BEST_OFFER, r"\boffers?\s+(?:welcome|accepted)\b"),
 )
-# One pattern per flag, its rules as alternatives: a flag is set when any of them matches, and a
-# title is searched once per flag rather than once per rule.
+
+
+def _flag_pattern(rules: list[str]) -> re.Pattern[str]:
+    """A flag's rules as one pattern, those at a word boundary behind one ``\\b``."""
+    at_word = [rx.removeprefix(r"\b") for rx in rules if rx.startswith(r"\b")]
+    others = [rx for rx in rules if not rx.startswith(r"\b")]
+    alternatives = [r"\b(?:" + "|".join(f"(?:{rx})" for rx in at_word) + ")"] if at_word else []
+    return re.compile("|".join(alternatives + [f"(?:{rx})" for rx in others]), re.IGNORECASE)
+
+
+# A flag is set when any of its rules matches: a title is searched once per flag.
 _FLAG_RES = tuple(
-    (flag, re.compile("|".join(f"(?:{rx})" for f, rx in _FLAG_RULES if f == flag), re.IGNORECASE))
+    (flag, _flag_pattern([rx for f, rx in _FLAG_RULES if f == flag]))
     for flag in dict.fromkeys(flag for flag, _ in _FLAG_RULES)
 )
 _FLAG_ORDER = {flag.value: i for i, flag in enumerate(TitleFlag)}
