@@ -17,6 +17,7 @@ def run_cli(
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
     paths = [
         REPO / "packages/connectors",
+        REPO / "packages/adapters",
         REPO / "packages/fakeweb",
         REPO / "packages/rareindex",
         REPO,

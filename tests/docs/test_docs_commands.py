@@ -348,8 +348,8 @@ def _problem(root: Any, text: str) -> str | None:
                 if option not in known:
                     return f"`{' '.join(trail)}` has no option {option}"
             continue
-        if hasattr(command, "commands"):
-            sub = command.commands.get(token)
+        if hasattr(command, "commands"):  # get_command: a lazy group imports the command
+            sub = command.get_command(None, token)
             if sub is None:
                 return f"`{' '.join(trail)}` has no command {token!r}"
             command, trail = sub, [*trail, token]

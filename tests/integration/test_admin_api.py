@@ -41,18 +41,9 @@ from tests.unit.rareindex.api.api_helpers import (
     settings_for,
 )
 
-# The full `rareindex` command (workers.cli), with `api` and `tokens` registered here only while
-# the command does not register them itself yet (then this adds nothing).
+# The full `rareindex` command (workers.cli): the index's commands and the fleet's `api`.
 LAUNCH = """
 import workers.cli as full
-from rareindex.cli import api_cmd, app, tokens_cmd
-
-commands = {c.name or c.callback.__name__ for c in app.registered_commands}
-groups = {g.name for g in app.registered_groups}
-if "api" not in commands:
-    app.command("api")(api_cmd.api)
-if "tokens" not in groups:
-    app.add_typer(tokens_cmd.app, name="tokens")
 full.main()
 """
 
@@ -61,6 +52,7 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
     paths = [
         REPO / "packages/connectors",
+        REPO / "packages/adapters",
         REPO / "packages/fakeweb",
         REPO / "packages/rareindex",
         REPO,

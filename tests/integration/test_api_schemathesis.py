@@ -111,6 +111,7 @@ def live_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApi]:
     paths = [
         guard,
         REPO / "packages/connectors",
+        REPO / "packages/adapters",
         REPO / "packages/fakeweb",
         REPO / "packages/rareindex",
         REPO,

@@ -84,6 +84,7 @@ def _with_stdin(*args: str, env: dict[str, str], stdin: str) -> subprocess.Compl
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
     paths = [
         REPO / "packages/connectors",
+        REPO / "packages/adapters",
         REPO / "packages/fakeweb",
         REPO / "packages/rareindex",
         REPO,

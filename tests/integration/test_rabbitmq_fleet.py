@@ -182,7 +182,7 @@ def test_a_fleet_on_rabbitmq_crawls_indexes_and_keeps_the_host_limits(
 def test_a_fleet_whose_gates_would_be_per_process_refuses_to_start(
     rabbitmq_url: str, pg_url: str, pg_engine: Engine, tmp_path: Path, command: list[str]
 ) -> None:
-    from workers.cli import app  # the full CLI: the fleet's commands are added on import
+    from workers.cli import app  # the full CLI: the fleet's commands are registered on import
 
     upgrade(pg_engine)
     env: dict[str, str | None] = {
@@ -194,7 +194,7 @@ def test_a_fleet_whose_gates_would_be_per_process_refuses_to_start(
     }
     stopped = threading.Event()
     stopped.set()  # were it to start anyway, it would stop at once and exit 0 (and fail here)
-    with mock.patch("workers.cli._stop_on_signals", return_value=stopped):
+    with mock.patch("workers.fleet_cmd._stop_on_signals", return_value=stopped):
         result = CliRunner().invoke(app, command, env=env)
     structlog.reset_defaults()  # the CLI logged to the runner's stderr, closed now
     assert isinstance(result.exception, Exception) and result.exit_code != 0

@@ -116,6 +116,7 @@ def test_scheduler_resend_after_reaches_the_scheduler(
     from typer.testing import CliRunner
 
     import workers.cli
+    import workers.fleet_cmd
 
     seen: dict[str, object] = {}
 
@@ -126,10 +127,10 @@ def test_scheduler_resend_after_reaches_the_scheduler(
         def run_forever(self, stop: object, interval_s: float) -> None:
             seen["interval_s"] = interval_s
 
-    monkeypatch.setattr(workers.cli, "Scheduler", Captured)
+    monkeypatch.setattr(workers.fleet_cmd, "Scheduler", Captured)
     # In-process: keep the process's logging as it is (the runner's output stream closes after
     # the command, and later tests in this worker would log into it).
-    app_module = importlib.import_module("rareindex.cli.app")  # the module, not the Typer app
+    app_module = importlib.import_module("rareindex.cli.program")  # the module, not the Typer app
     monkeypatch.setattr(app_module, "configure_logging", lambda *a, **k: None)
     for name in [n for n in os.environ if n.startswith("RI_")]:
         monkeypatch.delenv(name)
@@ -140,3 +141,47 @@ def test_scheduler_resend_after_reaches_the_scheduler(
     )
     assert result.exit_code == 0, result.output
     assert seen["resend_after"] == timedelta(seconds=45) and seen["interval_s"] == 5
+
+
+def test_the_command_starts_without_loading_what_its_command_does_not_need() -> None:
+    """``rareindex`` imports a command's module when the command runs: starting the program
+    (``--version``, or building the full command with the fleet's commands) loads no database
+    library, no API, no resolver and no broker; a group of commands loads its own module only."""
+    import subprocess
+    import sys
+
+    heavy = ("sqlalchemy", "fastapi", "uvicorn", "rapidfuzz", "dramatiq", "rareindex.pricing")
+    probe = (
+        "import sys, workers.cli\n"
+        "from typer.testing import CliRunner\n"
+        "result = CliRunner().invoke(workers.cli.app, {args!r})\n"
+        "assert result.exit_code == 0, result.output\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rareindex.cli.')))\n"
+    )
+
+    def loaded(*args: str) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-c", probe.format(args=list(args))],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return out.splitlines()
+
+    started, modules = loaded("--version")
+    assert started == "[]"
+    assert "rareindex.cli.crawl_cmd" not in modules and "rareindex.cli.db_cmd" not in modules
+    _, modules = loaded("fx", "--help")
+    assert "rareindex.cli.fx_cmd" in modules and "rareindex.cli.crawl_cmd" not in modules
+
+
+def test_help_lists_every_command_the_program_registers() -> None:
+    from typer.testing import CliRunner
+
+    import workers.cli
+
+    result = CliRunner().invoke(workers.cli.app, ["--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    for name in ("crawl", "db", "connectors", "deadletters", "worker", "scheduler", "api", "fx"):
+        assert f" {name} " in result.output, name

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rareindex.cli.app import app
+from rareindex.cli import app
 from rareindex.storage import make_engine, upgrade
 from tests.pricing_helpers import seed_market
 
@@ -21,7 +21,7 @@ def test_build_then_show_the_index_an_estimate_and_a_ladder(
         monkeypatch.delenv(name)
     monkeypatch.setenv("RI_DATA_DIR", str(tmp_path))
     # the root callback would point structlog at this runner's stdout, closed after the test
-    monkeypatch.setattr(sys.modules["rareindex.cli.app"], "configure_logging", lambda _: None)
+    monkeypatch.setattr(sys.modules["rareindex.cli.program"], "configure_logging", lambda _: None)
     engine = make_engine(f"sqlite:///{tmp_path / 'rareindex.db'}")
     upgrade(engine)
     ids = seed_market(engine)

@@ -2,7 +2,7 @@
 
 The list is read from the database (``dead_letters``), so it works whichever broker carried the
 messages, and in embedded mode too. Sending them again (``rareindex deadletters requeue``) needs
-the broker, so that command is added by the fleet's CLI (:mod:`workers.cli`).
+the broker, so that command is added by the fleet's CLI (:mod:`workers.fleet_cmd`).
 
 Example:
     $ rareindex deadletters list --json

@@ -22,30 +22,45 @@ from .._version import __version__
 from ..errors import RareIndexError
 from ..logging import configure_logging
 from ..settings import Settings, load_settings
-from . import (
-    backfill_cmd,
-    catalog_cmd,
-    cert_cmd,
-    connectors_cmd,
-    crawl_cmd,
-    db_cmd,
-    deadletters_cmd,
-    demo_cmd,
-    events_cmd,
-    fakeweb_cmd,
-    fx_cmd,
-    health_cmd,
-    index_cmd,
-    inspect_cmd,
-    replay_cmd,
-    report_cmd,
-    resolve_cmd,
-    review_cmd,
-    tokens_cmd,
-    watchlists_cmd,
-)
+from .lazy import lazy_group
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "register"]
+
+_PACKAGE = __name__.rpartition(".")[0]
+# Each command and where it lives; its module is imported when the command is used.
+_COMMANDS = {
+    **{
+        group: f"{_PACKAGE}.{module}:app"
+        for group, module in {
+            "db": "db_cmd",
+            "connectors": "connectors_cmd",
+            "backfill": "backfill_cmd",
+            "catalog": "catalog_cmd",
+            "cert": "cert_cmd",
+            "tokens": "tokens_cmd",
+            "fx": "fx_cmd",
+            "index": "index_cmd",
+            "deadletters": "deadletters_cmd",
+            "events": "events_cmd",
+            "watchlists": "watchlists_cmd",
+            "review": "review_cmd",
+        }.items()
+    },
+    **{
+        command: f"{_PACKAGE}.{command}_cmd:{command}"
+        for command in (
+            "demo",
+            "crawl",
+            "fakeweb",
+            "inspect",
+            "resolve",
+            "replay",
+            "health",
+            "report",
+        )
+    },
+}
+_Commands = lazy_group(_COMMANDS)
 
 app = typer.Typer(
     name="rareindex",
@@ -53,27 +68,15 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=_Commands,
 )
-app.add_typer(db_cmd.app, name="db")
-app.add_typer(connectors_cmd.app, name="connectors")
-app.add_typer(backfill_cmd.app, name="backfill")
-app.add_typer(catalog_cmd.app, name="catalog")
-app.add_typer(cert_cmd.app, name="cert")
-app.add_typer(tokens_cmd.app, name="tokens")
-app.add_typer(fx_cmd.app, name="fx")
-app.add_typer(index_cmd.app, name="index")
-app.add_typer(deadletters_cmd.app, name="deadletters")
-app.add_typer(events_cmd.app, name="events")
-app.add_typer(watchlists_cmd.app, name="watchlists")
-app.add_typer(review_cmd.app, name="review")
-app.command("demo")(demo_cmd.demo)
-app.command("crawl")(crawl_cmd.crawl)
-app.command("fakeweb")(fakeweb_cmd.fakeweb)
-app.command("inspect")(inspect_cmd.inspect)
-app.command("resolve")(resolve_cmd.resolve)
-app.command("replay")(replay_cmd.replay)
-app.command("health")(health_cmd.health)
-app.command("report")(report_cmd.report)
+
+
+def register(name: str, target: str) -> None:
+    """Add (or replace) the command ``name``, found at ``"module:attribute"`` when it is used.
+
+    The fleet's layer (``workers``) adds its commands here: the index never imports it."""
+    _Commands.lazy[name] = target
 
 
 def _version(value: bool) -> None:
