@@ -1,7 +1,8 @@
 """schema.org products from a page: JSON-LD, then microdata, then Open Graph, to :class:`Listing`.
 
-Cost order (PERFORMANCE.md): JSON-LD is found with selectolax; extruct's microdata parser (~60x
-slower) runs only when JSON-LD gave no product **and** the page has an ``itemscope``; Open Graph
+Cost order (docs/performance.md): JSON-LD is found with selectolax; extruct's microdata parser
+(~60x slower, and about a second to import, so it is imported on the first page that needs it)
+runs only when JSON-LD gave no product **and** the page has an ``itemscope``; Open Graph
 ``og:``/``product:`` meta tags are the last resort. ``StructuredData.source`` says which one won;
 the others' raw data stays available (``jsonld``, ``opengraph``).
 
@@ -33,7 +34,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urljoin
 
-import extruct
 from selectolax.lexbor import LexborHTMLParser
 
 from rareindex_connectors.errors import ParseError, ParseReason
@@ -181,6 +181,8 @@ def extract_structured(html: str | bytes, *, base_url: str | None = None) -> Str
     products = list(_products(nodes, by_id, set()))
     source: Source | None = "json-ld" if products else None
     if not products and tree.css_first("[itemscope]") is not None:
+        import extruct  # here: most pages never need it, and importing it costs about a second
+
         markup = html if isinstance(html, str) else html.decode("utf-8", "replace")
         try:
             items = extruct.extract(markup, base_url=base_url, syntaxes=["microdata"], uniform=True)

@@ -38,8 +38,10 @@ def _listings(name: str, **kwargs: Any) -> list[Any]:
 def no_extruct(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fails the test if the slow microdata parser runs (the adapter catches its errors, so a
     raising stub alone would go unnoticed)."""
+    import extruct  # the adapter imports it where it needs it: the same module object
+
     calls: list[object] = []
-    monkeypatch.setattr(structured.extruct, "extract", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(extruct, "extract", lambda *a, **k: calls.append(a))
     yield
     assert calls == [], "extruct ran on a page that did not need it"
 
