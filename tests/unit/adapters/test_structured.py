@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from rareindex_adapters import structured
 from rareindex_adapters.embedded import MAX_HTML_BYTES
 from rareindex_adapters.structured import (
     PriceRange,
