@@ -21,7 +21,13 @@ from functools import cache
 from typing import Annotated, Any
 
 from iso4217 import Currency
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ModelWrapValidatorHandler,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 __all__ = ["Money", "currency_minor_unit"]
@@ -89,6 +95,11 @@ def _to_currency(value: Any) -> str:
     return code
 
 
+@cache
+def _quantum(places: int) -> Decimal:
+    return Decimal(1).scaleb(-places)
+
+
 ExactDecimal = Annotated[Decimal, BeforeValidator(_to_decimal)]
 CurrencyCode = Annotated[str, BeforeValidator(_to_currency)]
 
@@ -101,32 +112,40 @@ class Money(BaseModel):
     amount: ExactDecimal
     currency: CurrencyCode
 
-    @model_validator(mode="after")
-    def _respect_minor_unit(self) -> Money:
-        places = currency_minor_unit(self.currency)
-        quantum = Decimal(1).scaleb(-places)
-        exponent = self.amount.normalize().as_tuple().exponent  # 11.050 is 11.05
+    @model_validator(mode="wrap")
+    @classmethod
+    def _respect_minor_unit(cls, data: Any, handler: ModelWrapValidatorHandler[Money]) -> Money:
+        """The minor-unit, sign and range checks, once: on the amount and currency a Money is
+        built from. A Money given where a Money goes (a record's price) is already checked and
+        frozen, and is taken as it is (an after-validator would run these checks again for every
+        record holding it)."""
+        if isinstance(data, Money):
+            return data
+        money = handler(data)
+        amount = money.amount
+        places = currency_minor_unit(money.currency)
+        exponent = amount.normalize().as_tuple().exponent  # 11.050 is 11.05
         if isinstance(exponent, int) and -exponent > places:
             raise PydanticCustomError(
                 "amount_precision",
                 "{currency} has {places} decimal places; {amount} has more",
-                {"currency": self.currency, "places": places, "amount": str(self.amount)},
+                {"currency": money.currency, "places": places, "amount": str(amount)},
             )
-        if self.amount < 0:
+        if amount < 0:
             raise PydanticCustomError(
                 "invalid_value",
                 "a price is never negative ({amount})",
-                {"amount": str(self.amount)},
+                {"amount": str(amount)},
             )
         try:
-            object.__setattr__(self, "amount", self.amount.quantize(quantum))
+            object.__setattr__(money, "amount", amount.quantize(_quantum(places)))
         except InvalidOperation:
             raise PydanticCustomError(
                 "invalid_value",
                 "{amount} is out of range for a price",
-                {"amount": str(self.amount)},
+                {"amount": str(amount)},
             ) from None
-        return self
+        return money
 
     @classmethod
     def from_minor_units(cls, minor: int | str, currency: str, *, minor_unit: int) -> Money:

@@ -264,6 +264,31 @@ def test_money_is_hashable_and_equal_by_value() -> None:
     assert a != Money(amount="5", currency="EUR")
 
 
+def test_a_money_is_checked_once_not_again_by_each_record_holding_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The minor-unit check runs when a Money is built; a record given that (frozen) Money takes
+    it as it is. Validated once: it ran again for every record when it was an after-validator."""
+    from rareindex_connectors import _money
+
+    looked_up: list[str] = []
+
+    def counting(code: str) -> int:
+        looked_up.append(code)
+        return currency_minor_unit(code)
+
+    monkeypatch.setattr(_money, "currency_minor_unit", counting)
+    price = Money(amount="11.05", currency="USD")
+    built = len(looked_up)
+    assert built > 0
+    for _ in range(3):
+        record = parse_normalized(_listing(price))  # type: ignore[arg-type]
+        assert record.price is price  # type: ignore[union-attr]
+    assert len(looked_up) == built
+    parse_normalized(_listing({"amount": "11.05", "currency": "USD"}))
+    assert len(looked_up) == 2 * built  # a price given as data is checked, once
+
+
 def test_money_refuses_unknown_keys() -> None:
     with pytest.raises(ValidationError) as info:
         Money(amount="1", currency="USD", fx_rate="1.1")  # type: ignore[call-arg]
