@@ -70,10 +70,11 @@ _STATUS = {"SoldOut": "sold", "OutOfStock": "passed", "Discontinued": "withdrawn
 _H1 = re.compile(r"<h1[^>]*>(.*?)</h1>", re.S)
 _RATE = re.compile(r"Buyer(?:'|&#x27;|&#39;|’)s premium (\d+(?:\.\d+)?)\s*%")
 _LINK = re.compile(r"""<a href=["']([^"']*/lots/[^"']+)["'][^>]*>(.*?)</a>""", re.S)
+_TAG = re.compile(r"<[^>]+>")
 
 
 def _text(fragment: str) -> str:
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+    return " ".join(html.unescape(_TAG.sub(" ", fragment)).split())
 
 
 def _offers(value: Any) -> list[dict[str, Any]]:

@@ -76,6 +76,7 @@ ITEM = re.compile(r"^https?://market\.fake\.test(?::\d+)?/itm/(\d{6,20})/?(?:[?#
 MAX_SEARCH_PAGES = 100
 _CATEGORY = {"Player/Athlete": "sports_card", "Character": "tcg_card"}
 _CATEGORY |= {"Series Title": "comic", "Denomination": "coin"}
+_GRADER_NAMED = re.compile(r"\((\w+)\)\s*$")  # "Professional Sports Authenticator (PSA)"
 
 
 class _Results(HTMLParser):
@@ -120,7 +121,7 @@ def _cert(title: str, facts: TitleFacts, specifics: Mapping[str, Any]) -> tuple[
     if facts.negated and facts.grading is None:
         return None, False  # "NOT PSA 12345678", "PSA 10? 12345678": not this item's slab
     titled = _title_cert(title, facts)
-    grader = re.search(r"\((\w+)\)\s*$", str(specifics.get("Professional Grader") or ""))
+    grader = _GRADER_NAMED.search(str(specifics.get("Professional Grader") or ""))
     agrees = grader is not None and (facts.grading is None or grader[1] == facts.grading.grader)
     stated = (str(specifics.get("Certification Number") or "") or None) if agrees else None
     if titled and stated and titled.replace("-", "") != stated.replace("-", ""):

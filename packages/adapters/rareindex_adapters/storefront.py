@@ -112,11 +112,12 @@ def _isbn10_ok(code: str) -> bool:
 
 
 _ISBN10 = re.compile(r"^[0-9]{9}[0-9X]$")
+_CODE_NOISE = re.compile(r"[\s\-]")  # spaces and dashes written inside a barcode
 
 
 def barcode_kind(code: str) -> tuple[BarcodeKind | None, bool]:
     """``(kind, check_digit_ok)`` of a code; ``(None, False)`` when it is not barcode-shaped."""
-    code = re.sub(r"[\s\-]", "", code).upper()
+    code = _CODE_NOISE.sub("", code).upper()
     if code.isdigit() and code.isascii():
         if len(code) == 12 or (len(code) == 17):
             return "upc", _gtin_ok(code[:12])
@@ -149,7 +150,7 @@ def identifiers_from(
             continue
         field = f"{where}.{name}" if where else name
         kind, ok = barcode_kind(value)
-        code = re.sub(r"[\s\-]", "", value).upper()
+        code = _CODE_NOISE.sub("", value).upper()
         if kind is None:
             if name == "barcode":
                 notes.append(FeedNote(external_id, NoteCode.UNRECOGNIZED_BARCODE, field, value))

@@ -124,8 +124,14 @@ def extract_woo_page(result: FetchResult) -> Extracted:
     )
 
 
+_TAG = re.compile(r"<[^>]+>")
+_SPACES = re.compile(r"\s+")
+
+
 def _plain(value: str) -> str:
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", value))).strip()
+    if "<" not in value and "&" not in value:  # no tag to drop, no entity to unescape
+        return _SPACES.sub(" ", value).strip()
+    return _SPACES.sub(" ", html.unescape(_TAG.sub(" ", value))).strip()
 
 
 def _at(where: str, key: str) -> str:
