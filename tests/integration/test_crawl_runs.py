@@ -321,3 +321,102 @@ def test_records_commit_at_page_boundaries_once_a_batch_is_full(
     summary = _run(connector, any_engine, store, batch_size=8, commit_every_s=3600)
     assert (summary.status, summary.records) == ("succeeded", 15)
     assert commits == [(10, {"next_page": 3}), (5, {"next_page": 1, "complete": True})]
+
+
+class CountingShop(PagedShop):
+    """PagedShop counting its fetches (a commit reads the count from the writer thread)."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(base)
+        self.fetched = 0
+
+    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
+        fetch = ctx.fetch
+
+        async def counted(url: str, **kwargs: Any) -> Any:
+            result = await fetch(url, **kwargs)
+            self.fetched += 1
+            return result
+
+        ctx.fetch = counted  # type: ignore[method-assign]
+        async for record in super().crawl(ctx):
+            yield record
+
+
+def test_the_next_pages_are_fetched_while_a_batch_commits(
+    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commits run beside the fetch loop: the first batch's commit is held until the crawl
+    has fetched another page (up to 10 s), and it does; the run still stores every record once,
+    with the final cursor, and commits in order. Inline commits fail this: nothing is fetched
+    while a commit runs, and the held commit times out."""
+    import threading
+    import time
+
+    import rareindex.crawl
+
+    connector = CountingShop(web[1])
+    store = _setup(any_engine, tmp_path, connector)
+    real = rareindex.crawl.commit_batch
+    seen: list[tuple[Any, bool]] = []  # (cursor, another page fetched while it was held)
+    threads: set[str] = set()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        threads.add(threading.current_thread().name)
+        if not seen:  # the first commit: wait for the fetch loop to go on without it
+            at_start = connector.fetched
+            deadline = time.monotonic() + 10
+            while connector.fetched == at_start and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append((kwargs["cursor"], connector.fetched > at_start))
+        else:
+            seen.append((kwargs["cursor"], False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rareindex.crawl, "commit_batch", held)
+    summary = _run(connector, any_engine, store, batch_size=5, commit_every_s=3600)
+    assert (summary.status, summary.records, summary.dupes) == ("succeeded", 15, 0)
+    assert seen[0] == ({"next_page": 2}, True)
+    assert [cursor for cursor, _ in seen] == [
+        {"next_page": 2},
+        {"next_page": 3},
+        {"next_page": 1, "complete": True},
+    ]
+    assert threading.current_thread().name not in threads  # every commit on the writer
+    stored = _raw_ids(any_engine)
+    assert len(stored) == len(set(stored)) == 15
+    assert connector_cursor(any_engine, "paged-shop") == {"next_page": 1, "complete": True}
+
+
+def test_a_commit_that_fails_in_flight_loses_nothing(
+    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's first commit fails (the database went away for it): the run fails as
+    ``database``, its records wait again and go with the next commit, under the cursor that
+    covers them; the next run resumes from that cursor with no gap and no duplicate."""
+    from sqlalchemy.exc import OperationalError
+
+    import rareindex.crawl
+
+    connector = PagedShop(web[1])
+    store = _setup(any_engine, tmp_path, connector)
+    real = rareindex.crawl.commit_batch
+    calls: list[tuple[int, Any]] = []
+
+    def failing_once(*args: Any, **kwargs: Any) -> Any:
+        calls.append((len(args[3]), kwargs["cursor"]))
+        if len(calls) == 1:
+            raise OperationalError("COMMIT", {}, Exception("server closed the connection"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rareindex.crawl, "commit_batch", failing_once)
+    first = _run(connector, any_engine, store, batch_size=5, commit_every_s=3600)
+    assert (first.status, first.failure_reason) == ("failed", "database")
+    # the failed batch (page 1) went again with what came after it, under the later cursor
+    assert calls == [(5, {"next_page": 2}), (10, {"next_page": 3})]
+    assert first.records == len(_raw_ids(any_engine)) == 10
+    assert connector_cursor(any_engine, "paged-shop") == {"next_page": 3}
+    monkeypatch.setattr(rareindex.crawl, "commit_batch", real)
+    second = _run(connector, any_engine, store)
+    assert second.status == "succeeded"
+    assert len(_raw_ids(any_engine)) == 15 and len(set(_raw_ids(any_engine))) == 15

@@ -19,8 +19,10 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -66,7 +68,9 @@ from .settings import Settings
 from .storage import BlobStore, Engine, RawRecordStore, is_database_outage
 from .storage.backfills import load_backfill, record_slice
 from .storage.crawl_state import UrlState
+from .storage.raw_store import prepare_batch
 from .storage.runs import (
+    BatchResult,
     LeaseLost,
     RunNotClaimable,
     commit_batch,
@@ -145,6 +149,35 @@ class _Batch:
 
     def charge(self, entry: CostEntry) -> None:
         self.credits.append(entry)
+
+    def take(self) -> _Batch:
+        """What waits now, as a batch of its own to commit; this one starts empty (the router's
+        cost callback stays bound to it)."""
+        taken = _Batch()
+        taken.records, taken.credits, taken.states = self.records, self.credits, self.states
+        taken.reported_pages = self.reported_pages
+        self.records, self.credits, self.states = [], [], []
+        if self.reported_pages is not None:
+            self.reported_pages = 0  # a reporter: later batches count from zero, not fetches
+        return taken
+
+    def put_back(self, failed: _Batch) -> None:
+        """A commit that failed: its records, charges and observations wait again, before the
+        ones that came after them (the next commit's cursor covers them all)."""
+        self.records[:0] = failed.records
+        self.credits[:0] = failed.credits
+        self.states[:0] = failed.states
+        if failed.reported_pages is not None:
+            self.reported_pages = (self.reported_pages or 0) + failed.reported_pages
+
+
+@dataclass(slots=True)
+class _InFlight:
+    """The one commit on the writer thread: its batch, its cursor, the fetches it counts."""
+
+    batch: _Batch
+    pages: int
+    done: asyncio.Future[BatchResult]
 
 
 def _retry_not_before(exc: BaseException, stack: FetchStack, connector_id: str) -> datetime | None:
@@ -238,37 +271,77 @@ async def run_connector(
     def pages_fetched() -> int:
         return sum(s.success for s in session.stats.values())
 
-    def flush(cursor: dict[str, Any] | None) -> None:
-        nonlocal next_commit
+    # The writer: one thread beside the fetch loop runs each batch's commit (its own transaction,
+    # records and cursor together, as before) while the loop fetches and parses the next pages.
+    # At most one commit is in flight and the next starts only once it has ended, so commits
+    # keep their order and a cursor never lands before the records it covers.
+    # An in-memory SQLite database is one connection per thread: its commits stay inline.
+    loop = asyncio.get_running_loop()
+    writer = (
+        None
+        if db.dialect.name == "sqlite" and db.url.database in (None, "", ":memory:")
+        else ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"crawl-writer-{run.id}")
+    )
+    in_flight: _InFlight | None = None
+
+    def submit(job: Callable[[], BatchResult]) -> asyncio.Future[BatchResult]:
+        if writer is not None:
+            return loop.run_in_executor(writer, job)
+        done: asyncio.Future[BatchResult] = loop.create_future()
+        try:
+            done.set_result(job())
+        except Exception as exc:
+            done.set_exception(exc)
+        return done
+
+    async def settle() -> None:
+        """Wait for the commit in flight, and count it; a failed one raises here, its batch put
+        back to wait for the next commit (LeaseLost: the run stops, committing nothing more)."""
+        nonlocal in_flight
+        if in_flight is None:
+            return
+        done, in_flight = in_flight, None
+        try:
+            result = await asyncio.shield(done.done)
+        except BaseException:
+            batch.put_back(done.batch)
+            batch.pages_seen -= done.pages
+            raise
+        watch.held()  # the fenced commit went through: the lease is ours
+        summary.pages += done.pages
+        summary.records += result.records
+        summary.dupes += result.dupes
+        summary.raw_ids.extend(result.raw_ids)
+        if on_progress:
+            on_progress(summary, None)
+
+    async def flush(cursor: dict[str, Any] | None, *, wait: bool = False) -> None:
+        """Commit what waits with ``cursor`` on the writer (after the commit before it);
+        ``wait``: and wait for it."""
+        nonlocal next_commit, in_flight
+        await settle()
         pages = pages_fetched() - batch.pages_seen
-        result = commit_batch(
+        batch.pages_seen += pages
+        taken = batch.take()
+        job = functools.partial(
+            commit_batch,
             db,
             run,
             store,
-            batch.records,
+            prepare_batch(taken.records),  # JSON, hashes and ids here: the writer only writes
             connector_version=connector.version,
             parser_version=connector.parser_version,
             cursor=cursor,
             pages=pages,
-            backfill_pages=batch.reported_pages,
-            credits=batch.credits,
-            url_states=batch.states,
-            progress=reported,
+            backfill_pages=taken.reported_pages,
+            credits=taken.credits,
+            url_states=taken.states,
+            progress=dict(reported),
         )
-        watch.held()  # the fenced commit went through: the lease is ours
-        summary.pages += pages
-        summary.records += result.records
-        summary.dupes += result.dupes
-        summary.raw_ids.extend(result.raw_ids)
-        batch.records.clear()
-        batch.states = []
-        batch.credits.clear()
-        batch.pages_seen += pages
-        if batch.reported_pages is not None:
-            batch.reported_pages = 0  # a reporter: later batches count from zero, not fetches
+        in_flight = _InFlight(taken, pages, submit(job))
         next_commit = time.monotonic() + commit_every_s
-        if on_progress:
-            on_progress(summary, None)
+        if wait:
+            await settle()
 
     outcome, status, reason, error = "complete", "succeeded", None, None
     retry_not_before: datetime | None = None
@@ -279,6 +352,8 @@ async def run_connector(
         async for record in crawl:
             if lease_lost:  # another worker took the run over: stop, commit nothing more
                 raise lease_lost[0]
+            if in_flight is not None and in_flight.done.done():
+                await settle()  # a failed commit stops the run now, not at the next commit
             if ctx.cursor != seen_cursor:  # a page boundary: it covers every record before this
                 seen_cursor = ctx.cursor
                 if max_pages is not None and pages_fetched() > max_pages:
@@ -287,18 +362,18 @@ async def run_connector(
                     outcome = "max_pages"
                     break
                 if len(batch.records) >= batch_size or time.monotonic() >= next_commit:
-                    flush(ctx.cursor)
+                    await flush(ctx.cursor)
             batch.records.append(record)
             if len(batch.records) >= 2 * batch_size:
                 # A page larger than a batch: commit what it yielded so far with the cursor
                 # before it (those records are re-fetched as dupes after a crash).
-                flush(ctx.cursor)
+                await flush(ctx.cursor)
             if datetime.now(UTC) >= deadline:
                 outcome = "time_boxed"
                 break
         if outcome == "complete":  # the crawl ended: every fetch is covered by its last cursor
             batch.states.extend(budget.take_pending())
-        flush(ctx.cursor)
+        await flush(ctx.cursor, wait=True)
     except LeaseLost as exc:
         status, outcome, reason, error = "failed", "failed", "lease_lost", str(exc)
     except Exception as exc:  # the run ends; what was committed stays, the rest is re-fetched
@@ -306,12 +381,17 @@ async def run_connector(
         status, outcome, error = "failed", "failed", f"{type(exc).__name__}: {exc}"[:1000]
         retry_not_before = _retry_not_before(exc, stack, meta.id)
         try:
-            # Every record yielded before the failure is in the batch, and the connector sets a
-            # cursor only after yielding what it covers: committing both together is exact.
-            flush(ctx.cursor)
+            # Every record yielded before the failure is in the batch (a failed commit's put
+            # back too), and the connector sets a cursor only after yielding what it covers:
+            # committing both together is exact.
+            await flush(ctx.cursor, wait=True)
         except LeaseLost:
             reason = "lease_lost"
     finally:
+        if in_flight is not None:  # a cancelled run: its commit ends (or fails) before the run
+            await asyncio.wait([in_flight.done])
+        if writer is not None:
+            writer.shutdown(wait=True)
         heartbeat.cancel()
         await asyncio.wait([heartbeat])  # it ends before the run does (a cancel of ours propagates)
         close = getattr(crawl, "aclose", None)

@@ -31,7 +31,14 @@ from .ids import new_id
 from .membership import one_of
 from .schema import raw_record_keys, raw_records
 
-__all__ = ["READ_CHUNK", "BatchInsert", "InsertResult", "RawRecordStore"]
+__all__ = [
+    "READ_CHUNK",
+    "BatchInsert",
+    "InsertResult",
+    "PreparedBatch",
+    "RawRecordStore",
+    "prepare_batch",
+]
 
 
 @dataclass(slots=True)
@@ -40,6 +47,37 @@ class BatchInsert:
 
     raw_ids: list[str] = field(default_factory=list)
     dupes: int = 0
+
+
+@dataclass(slots=True)
+class PreparedBatch:
+    """A batch as the store writes it, before any database: each distinct record with its
+    content hash, a new raw id and its canonical JSON (computed once, for the hash and for the
+    row), and how many repeated one before them in the batch."""
+
+    candidates: list[tuple[RawRecordInput, str, str, str]]
+    dupes: int = 0
+
+    def __len__(self) -> int:
+        """The records it was prepared from, repeats included."""
+        return len(self.candidates) + self.dupes
+
+
+def prepare_batch(records: Sequence[RawRecordInput]) -> PreparedBatch:
+    """The work of a batch insert that needs no database (JSON, hashes, ids): a crawl does it
+    on its fetch loop and leaves only the statements to its writer."""
+    prepared = PreparedBatch([])
+    seen: dict[tuple[str, str], tuple[RawRecordInput, str, str, str]] = {}
+    for record in records:
+        text = canonical_json(record.payload)  # once: for the hash and for the row
+        digest = content_hash(record.payload, record.snapshot, canonical=text)
+        key = (record.external_id, digest)
+        if key in seen:
+            prepared.dupes += 1  # the same content twice in one batch
+            continue
+        seen[key] = (record, digest, new_id("raw"), text)
+    prepared.candidates = list(seen.values())
+    return prepared
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,26 +210,20 @@ class RawRecordStore:
         connector_id: str,
         connector_version: str,
         parser_version: str,
-        records: Sequence[RawRecordInput],
+        records: Sequence[RawRecordInput] | PreparedBatch,
         run_id: str | None = None,
     ) -> BatchInsert:
         """Store a batch like :meth:`insert` does one record, in two statements for the whole
-        batch (claim the dedupe keys, then insert the rows whose keys were new)."""
-        result = BatchInsert()
-        candidates: dict[tuple[str, str], tuple[RawRecordInput, str, str, str]] = {}
-        for record in records:
-            text = canonical_json(record.payload)  # once: for the hash and for the row
-            digest = content_hash(record.payload, record.snapshot, canonical=text)
-            key = (record.external_id, digest)
-            if key in candidates:
-                result.dupes += 1  # the same content twice in one batch
-                continue
-            candidates[key] = (record, digest, new_id("raw"), text)
+        batch (claim the dedupe keys, then insert the rows whose keys were new). ``records``
+        may come as :func:`prepare_batch` made them."""
+        prepared = records if isinstance(records, PreparedBatch) else prepare_batch(records)
+        candidates = prepared.candidates
+        result = BatchInsert(dupes=prepared.dupes)
         if not candidates:
             return result
-        claimed = _claim_keys(conn, connector_id, list(candidates.values()))
+        claimed = _claim_keys(conn, connector_id, candidates)
         rows: list[tuple[Any, ...]] = []  # in _COPY_COLUMNS order
-        for record, digest, raw_id, text in candidates.values():
+        for record, digest, raw_id, text in candidates:
             if raw_id not in claimed:
                 result.dupes += 1
                 continue
@@ -218,7 +250,7 @@ class RawRecordStore:
         if rows and conn.dialect.name == "postgresql":
             _copy_rows(conn, rows)
         elif rows:  # the JSON column takes the payload itself, not its text
-            payloads = {raw_id: record.payload for record, _, raw_id, _ in candidates.values()}
+            payloads = {raw_id: record.payload for record, _, raw_id, _ in candidates}
             conn.execute(
                 raw_records.insert(),
                 [

@@ -27,7 +27,7 @@ from rareindex_connectors.runtime import CostEntry
 from ..errors import RareIndexError
 from .crawl_state import UrlState, save_states
 from .queue import enqueue_run
-from .raw_store import RawRecordStore
+from .raw_store import PreparedBatch, RawRecordStore
 from .schema import connector_backfills, connector_runs, connectors, costs
 
 __all__ = [
@@ -344,7 +344,7 @@ def commit_batch(
     engine: Engine,
     run: RunHandle,
     store: RawRecordStore,
-    records: Sequence[RawRecordInput],
+    records: Sequence[RawRecordInput] | PreparedBatch,
     *,
     connector_version: str,
     parser_version: str,
@@ -357,7 +357,8 @@ def commit_batch(
 ) -> BatchResult:
     """Store ``records`` and advance the cursor to ``cursor`` in one fenced transaction.
 
-    ``pages`` (the fetches behind the batch) go to the run; a backfill counts
+    ``records`` may come prepared (:func:`~.raw_store.prepare_batch`: a crawl's writer gets
+    them so). ``pages`` (the fetches behind the batch) go to the run; a backfill counts
     ``backfill_pages`` when given: the pages its connector reported, in the unit of its
     ``total_pages`` (a variation fetched by id is a fetch, not a page of the listing)."""
     result = BatchResult()
