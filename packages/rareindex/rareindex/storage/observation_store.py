@@ -317,7 +317,8 @@ def write_listings(conn: Connection, seen: Sequence[tuple[ListingRow, datetime]]
                 changes.append(("ended", row["price"]))
             elif not existing["available"] and row["available"]:
                 changes.append(("relisted", row["price"]))
-        changed.extend(listing_change_events(lid, row, seen_at, changes, existing))
+        if changes:  # most sightings of a replay change nothing: no event to build
+            changed.extend(listing_change_events(lid, row, seen_at, changes, existing))
         values = {
             **row,
             "id": lid,
