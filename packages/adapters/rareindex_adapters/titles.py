@@ -143,17 +143,32 @@ _FLAG_RULES: tuple[tuple[TitleFlag, str], ...] = (
 )
 
 
-def _flag_pattern(rules: list[str]) -> re.Pattern[str]:
-    """A flag's rules as one pattern, those at a word boundary behind one ``\\b``."""
+# The characters a flag's word-boundary rules can start with (case aside): a word starting with
+# another one is passed over without trying each rule. A rule added above must start with one of
+# its flag's (tests/unit/adapters/test_titles.py checks every rule against these).
+_FLAG_STARTS: dict[TitleFlag, str] = {
+    TitleFlag.LOT: "lqbsctmx0-9",
+    TitleFlag.REPRINT: "rtnuc",
+    TitleFlag.CUSTOM: "capfoh",
+    TitleFlag.REDEMPTION: "r",
+    TitleFlag.SEALED: "fsuebhmwdj",
+    TitleFlag.BEST_OFFER: "obm",
+}
+
+
+def _flag_pattern(rules: list[str], starts: str) -> re.Pattern[str]:
+    """A flag's rules as one pattern, those at a word boundary behind one ``\\b`` and a test of
+    the next character against ``starts``."""
     at_word = [rx.removeprefix(r"\b") for rx in rules if rx.startswith(r"\b")]
     others = [rx for rx in rules if not rx.startswith(r"\b")]
-    alternatives = [r"\b(?:" + "|".join(f"(?:{rx})" for rx in at_word) + ")"] if at_word else []
+    head = rf"\b(?=[{starts}])(?:"
+    alternatives = [head + "|".join(f"(?:{rx})" for rx in at_word) + ")"] if at_word else []
     return re.compile("|".join(alternatives + [f"(?:{rx})" for rx in others]), re.IGNORECASE)
 
 
 # A flag is set when any of its rules matches: a title is searched once per flag.
 _FLAG_RES = tuple(
-    (flag, _flag_pattern([rx for f, rx in _FLAG_RULES if f == flag]))
+    (flag, _flag_pattern([rx for f, rx in _FLAG_RULES if f == flag], _FLAG_STARTS[flag]))
     for flag in dict.fromkeys(flag for flag, _ in _FLAG_RULES)
 )
 _FLAG_ORDER = {flag.value: i for i, flag in enumerate(TitleFlag)}
@@ -189,8 +204,9 @@ _EDITION_RES = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _EDIT
 CONDITIONS: tuple[str, ...] = tuple(name for name, _ in _CONDITION_RULES)
 """Every value :attr:`TitleFacts.condition` can take."""
 
+_CONDITION_STARTS = "gnevlmhdfp"  # the first letters of the rules above
 _CONDITION_RE = re.compile(
-    "(?<![\\w])(?:"
+    f"(?<![\\w])(?=[{_CONDITION_STARTS}])(?:"
     + "|".join(f"(?P<c{i}>{rx})" for i, (_, rx) in enumerate(_CONDITION_RULES))
     + ")(?![\\w])",
     re.IGNORECASE,

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
+from rareindex_adapters import titles
 from rareindex_adapters.grades import find_grades
 from rareindex_adapters.titles import CONDITIONS, TitleFacts, TitleFlag, lift_grading
 
@@ -253,3 +257,64 @@ def test_grade_words_are_not_read_as_a_condition_when_the_grade_is_negated() -> 
 def test_odd_input_never_raises(title: str) -> None:
     facts = lift_grading(title)
     assert facts.grading is None
+
+
+def _first_characters(rule: str) -> set[str]:
+    """The characters (lower case) a pattern's first consumed character can be, read from the
+    standard library's own parse of it; ``*`` stands for anything else (an escape, a category)."""
+    import re._constants as c
+    import re._parser as parser
+
+    def first(items: list[Any]) -> tuple[set[str], bool]:
+        """(first characters, whether ``items`` can match the empty string)."""
+        found: set[str] = set()
+        for op, av in items:
+            if op in (c.AT, c.ASSERT, c.ASSERT_NOT):
+                continue  # zero-width: \\b, ^, look-arounds
+            if op is c.LITERAL:
+                return found | {chr(av).lower()}, False
+            if op is c.IN:
+                for kind, value in av:
+                    if kind is c.LITERAL:
+                        found.add(chr(value).lower())
+                    elif kind is c.RANGE:
+                        found.update(chr(n).lower() for n in range(value[0], value[1] + 1))
+                    else:
+                        found.add("*")
+                return found, False
+            if op is c.SUBPATTERN:
+                inner, empty = first(list(av[-1]))
+            elif op is c.BRANCH:
+                branches = [first(list(b)) for b in av[1]]
+                inner = set().union(*(b[0] for b in branches))
+                empty = any(b[1] for b in branches)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                inner, empty = first(list(av[2]))
+                empty = empty or av[0] == 0
+            else:
+                return found | {"*"}, False
+            found |= inner
+            if not empty:
+                return found, False
+        return found, True
+
+    chars, empty = first(list(parser.parse(rule, re.IGNORECASE)))
+    return chars | ({"*"} if empty else set())
+
+
+def test_each_flag_rule_starts_with_a_character_its_flag_lets_through() -> None:
+    """_FLAG_STARTS lets a word through to a flag's rules only when it starts with one of these
+    characters: a rule starting otherwise would silently never match."""
+    for flag, rule in titles._FLAG_RULES:
+        if not rule.startswith(r"\b"):
+            continue
+        allowed = _first_characters(f"[{titles._FLAG_STARTS[flag]}]")
+        starts = _first_characters(rule)
+        assert "*" not in starts and starts <= allowed, (flag, rule, starts - allowed)
+
+
+def test_each_condition_rule_starts_with_a_letter_the_pattern_lets_through() -> None:
+    allowed = _first_characters(f"[{titles._CONDITION_STARTS}]")
+    for condition, rule in titles._CONDITION_RULES:
+        starts = _first_characters(rule)
+        assert "*" not in starts and starts <= allowed, (condition, rule, starts - allowed)
