@@ -143,16 +143,26 @@ _SHELDON = re.compile(
 
 # --- data: cues that a grade does not describe this item ----------------------------------------
 
-_NEGATION_BEFORE = re.compile(
-    r"\b(?:(?:not|non|no|never)[\s\-]+(?:(?:a|an|graded|slabbed|by|in|real)\s+){0,2}"
+# Each cue's words after a word boundary, and the letters they start with: the look-ahead passes
+# over any other word at once (tests/unit/adapters/test_titles.py checks the letters).
+_NEGATION_CUES = (
+    r"(?:not|non|no|never)[\s\-]+(?:(?:a|an|graded|slabbed|by|in|real)\s+){0,2}"
     r"|cross(?:ed)?[\s\-]*(?:over)?\s+from\s+|crossover\s+from\s+"
-    r"|(?:cracked|regraded|upgraded)\s+(?:out\s+)?(?:of|from)\s+)$",
+    r"|(?:cracked|regraded|upgraded)\s+(?:out\s+)?(?:of|from)\s+"
+)
+_NEGATION_STARTS = "ncru"
+_NEGATION_BEFORE = re.compile(
+    rf"\b(?=[{_NEGATION_STARTS}])(?:{_NEGATION_CUES})$",
     re.IGNORECASE,
 )
-_SPECULATION_BEFORE = re.compile(
-    r"\b(?:potential|possible|possibly|future|likely|probable|easy|sure|guaranteed|comps?"
+_SPECULATION_CUES = (
+    r"potential|possible|possibly|future|likely|probable|easy|sure|guaranteed|comps?"
     r"|(?:could|should|would|will)\s+be(?:\s+an?)?|looks?\s+like(?:\s+an?)?|ready\s+for"
-    r"|send\s+(?:it\s+)?to|submit\s+to)\s+$",
+    r"|send\s+(?:it\s+)?to|submit\s+to"
+)
+_SPECULATION_STARTS = "pflesgcwr"
+_SPECULATION_BEFORE = re.compile(
+    rf"\b(?=[{_SPECULATION_STARTS}])(?:{_SPECULATION_CUES})\s+$",
     re.IGNORECASE,
 )
 _SPECULATION_AFTER = re.compile(

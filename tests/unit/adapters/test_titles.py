@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rareindex_adapters import titles
+from rareindex_adapters import grades, titles
 from rareindex_adapters.grades import find_grades
 from rareindex_adapters.titles import CONDITIONS, TitleFacts, TitleFlag, lift_grading
 
@@ -318,3 +318,18 @@ def test_each_condition_rule_starts_with_a_letter_the_pattern_lets_through() -> 
     for condition, rule in titles._CONDITION_RULES:
         starts = _first_characters(rule)
         assert "*" not in starts and starts <= allowed, (condition, rule, starts - allowed)
+
+
+@pytest.mark.parametrize(
+    ("cues", "starts"),
+    [
+        (grades._NEGATION_CUES, grades._NEGATION_STARTS),
+        (grades._SPECULATION_CUES, grades._SPECULATION_STARTS),
+    ],
+)
+def test_each_grade_cue_starts_with_a_letter_its_pattern_lets_through(
+    cues: str, starts: str
+) -> None:
+    allowed = _first_characters(f"[{starts}]")
+    found = _first_characters(cues)
+    assert "*" not in found and found <= allowed, found - allowed
