@@ -173,7 +173,7 @@ class _Batch:
 
 @dataclass(slots=True)
 class _InFlight:
-    """The one commit on the writer thread: its batch, its cursor, the fetches it counts."""
+    """The one commit on the writer thread: its batch, the fetches it counts, its outcome."""
 
     batch: _Batch
     pages: int
@@ -321,6 +321,9 @@ async def run_connector(
         nonlocal next_commit, in_flight
         await settle()
         pages = pages_fetched() - batch.pages_seen
+        # JSON, hashes and ids here (before the batch is taken: a failure leaves it waiting),
+        # so the writer holds the interpreter lock only to write
+        prepared = prepare_batch(batch.records)
         batch.pages_seen += pages
         taken = batch.take()
         job = functools.partial(
@@ -328,7 +331,7 @@ async def run_connector(
             db,
             run,
             store,
-            prepare_batch(taken.records),  # JSON, hashes and ids here: the writer only writes
+            prepared,
             connector_version=connector.version,
             parser_version=connector.parser_version,
             cursor=cursor,
