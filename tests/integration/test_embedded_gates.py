@@ -222,3 +222,29 @@ def test_lock_file_backends_on_one_directory_share_interval_breaker_and_deferral
     (tmp_path / "gates" / "cut.test.json").write_bytes(b'{"expires_at": 9e99, "sta')
     fresh = asyncio.run(one.try_acquire("cut.test", LIMITS, now, "t6", probe=False))
     assert fresh.action == "grant"  # a write cut short by a crash: the host starts afresh
+
+
+def test_a_lock_file_holds_exactly_its_state_after_a_shorter_one_overwrites_it(
+    tmp_path: Path,
+) -> None:
+    """The state file is overwritten in place and then cut to the new state's length (not emptied
+    first: ext4 flushes a file emptied then rewritten at its close). A shorter state leaves no
+    tail of the longer one; a stale tail, as a crash between the two steps would leave, is read
+    as no state, and the host starts afresh."""
+    gates = FileGateBackend(tmp_path / "gates")
+    path = tmp_path / "gates" / "tail.test.json"
+    now = time.time()
+
+    async def scenario() -> None:
+        await gates.defer("tail.test", now + 30)
+        longer = path.read_bytes()[:-1] + b" " * 64 + b"}"  # the same state, written longer
+        path.write_bytes(longer)
+        await gates.defer("tail.test", now + 31)
+        shorter = path.read_bytes()
+        assert len(shorter) < len(longer)
+        assert json.loads(shorter)  # the whole file is one JSON document: no stale tail
+        path.write_bytes(shorter + longer[len(shorter) :])  # a crash between write and cut
+        state = await gates.snapshot("tail.test")
+        assert state is None or state.deferred_until == 0  # unreadable: starts afresh
+
+    asyncio.run(scenario())
