@@ -100,6 +100,12 @@ def _quantum(places: int) -> Decimal:
     return Decimal(1).scaleb(-places)
 
 
+def _out_of_range(amount: Decimal) -> PydanticCustomError:
+    return PydanticCustomError(
+        "invalid_value", "{amount} is out of range for a price", {"amount": str(amount)}
+    )
+
+
 ExactDecimal = Annotated[Decimal, BeforeValidator(_to_decimal)]
 CurrencyCode = Annotated[str, BeforeValidator(_to_currency)]
 
@@ -124,7 +130,10 @@ class Money(BaseModel):
         money = handler(data)
         amount = money.amount
         places = currency_minor_unit(money.currency)
-        exponent = amount.normalize().as_tuple().exponent  # 11.050 is 11.05
+        try:
+            exponent = amount.normalize().as_tuple().exponent  # 11.050 is 11.05
+        except ArithmeticError:  # decimal.Overflow: 1E+1000000 is past the context's exponents
+            raise _out_of_range(amount) from None
         if isinstance(exponent, int) and -exponent > places:
             raise PydanticCustomError(
                 "amount_precision",
@@ -140,11 +149,7 @@ class Money(BaseModel):
         try:
             object.__setattr__(money, "amount", amount.quantize(_quantum(places)))
         except InvalidOperation:
-            raise PydanticCustomError(
-                "invalid_value",
-                "{amount} is out of range for a price",
-                {"amount": str(amount)},
-            ) from None
+            raise _out_of_range(amount) from None
         return money
 
     @classmethod

@@ -245,6 +245,26 @@ def test_huge_amount_refused_with_validation_error() -> None:
         Money(amount="1e30", currency="USD")
 
 
+@pytest.mark.parametrize("amount", ["1E+1000000", "9.99E+999999", Decimal("1E+999999999")])
+def test_an_amount_past_the_decimal_context_is_out_of_range_not_a_crash(
+    amount: str | Decimal,
+) -> None:
+    """Its exponent is past what the decimal context holds (normalizing it overflows): refused
+    like any amount too large for a price, and read by parse_normalized as a ParseError."""
+    with pytest.raises(ValidationError, match="out of range for a price"):
+        Money(amount=amount, currency="USD")
+    with pytest.raises(ParseError) as caught:
+        parse_normalized(
+            {
+                "kind": "listing",
+                "external_id": "1",
+                "title": "t",
+                "price": {"amount": str(amount), "currency": "USD"},
+            }
+        )
+    assert caught.value.reason == ParseReason.INVALID_VALUE
+
+
 # --- immutability, str, currency_minor_unit ---------------------------------------------------
 
 
