@@ -282,15 +282,17 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load the adapter module that defines ``name`` on first use: a connector that needs only
-    pagination does not pay for extruct, feedparser and PDFium (about 0.3 s of start-up)."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # type checkers see the imports above, and so refuse a name not listed
+
+    def __getattr__(name: str) -> Any:
+        """Load the adapter module that defines ``name`` on first use: a connector that needs
+        only pagination does not pay for extruct, feedparser and PDFium at start-up."""
+        module = _MODULE_OF.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 import rareindex_adapters as adapters
 from rareindex_connectors.errors import ParseError, ParseReason  # each adapter loads on first use
+from rareindex_connectors.runtime import RobotsRules
 
 __all__ = ["KINDS", "InspectResult", "detect_kind", "inspect_document"]
 
@@ -189,7 +190,7 @@ def _sitemap(content: bytes, source: str, currency: str | None) -> list[dict[str
 
 
 def _robots(content: bytes, source: str, currency: str | None) -> list[dict[str, Any]]:
-    rules = adapters.RobotsRules.parse(content)
+    rules = RobotsRules.parse(content)
     rate = rules.request_rate
     return [
         {
