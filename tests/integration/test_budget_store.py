@@ -147,3 +147,44 @@ def test_the_interval_estimate_is_bounded_and_learns_from_changes(sqlite_engine:
     changed = FetchResult(url="u", status=200, content=b"v2", engine="api")
     assert budget.observe("u", changed, now + timedelta(hours=1)) is True
     assert budget.state("u").change_interval_seconds == 900.0  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("preload", [True, False], ids=["preloaded", "url-by-url"])
+def test_a_long_run_keeps_a_bounded_number_of_states_and_its_latest_observations(
+    sqlite_engine: Engine, preload: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of many pages holds at most RECENT_STATES URL states besides the preloaded ones
+    (the bench's 50,000-page crawl held one for every page: +26 MB), and a URL it observed again
+    reads its latest observation, not the state stored before the run, on both read paths."""
+    from rareindex.storage.crawl_state import UrlState, save_states
+
+    monkeypatch.setattr("rareindex.budget.RECENT_STATES", 5)
+    if not preload:
+        monkeypatch.setattr("rareindex.budget.PRELOAD_LIMIT", 0)
+    upgrade(sqlite_engine)
+    connector = ItemPages("http://unused.test")
+    before = datetime(2026, 1, 1, tzinfo=UTC)
+    with sqlite_engine.begin() as conn:
+        sync_connectors(conn, [connector])
+        save_states(conn, "item-pages", [UrlState(url="u0", etag='"old"', last_fetched_at=before)])
+    budget = UrlBudget(sqlite_engine, "item-pages")
+    assert budget.validators("u0") == ('"old"', None)
+
+    page = FetchResult(url="u0", status=200, headers={"ETag": '"new"'}, content=b"{}", engine="api")
+    budget.observe("u0", page)
+    taken = budget.take_pending()
+    with sqlite_engine.begin() as conn:
+        save_states(conn, "item-pages", taken)
+    assert budget.validators("u0") == ('"new"', None)  # its own observation, not the stored one
+
+    for number in range(1, 50):  # many more pages than the run keeps
+        url = f"u{number}"
+        budget.should_fetch(url)
+        budget.observe(
+            url, FetchResult(url=url, status=200, headers={}, content=b"{}", engine="api")
+        )
+        with sqlite_engine.begin() as conn:
+            save_states(conn, "item-pages", budget.take_pending())
+    assert len(budget._recent) <= 5
+    assert len(budget._all or {}) <= 1  # the preloaded states do not grow
+    assert budget.validators("u0") == ('"new"', None)  # read again: the committed state

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -22,11 +23,22 @@ from rareindex_connectors import FetchResult
 from .storage import Engine
 from .storage.crawl_state import UrlState, load_state, load_states
 
-__all__ = ["MAX_INTERVAL_S", "MIN_INTERVAL_S", "PRELOAD_LIMIT", "UrlBudget", "next_interval"]
+__all__ = [
+    "MAX_INTERVAL_S",
+    "MIN_INTERVAL_S",
+    "PRELOAD_LIMIT",
+    "RECENT_STATES",
+    "UrlBudget",
+    "next_interval",
+]
 
 PRELOAD_LIMIT = 100_000
 """A connector with at most this many stored URLs has them all read in one query at its first
 lookup (a crawl asks for every page it fetches); a larger one is read URL by URL."""
+RECENT_STATES = 10_000
+"""How many URL states a run keeps besides the preloaded ones: those it read one by one and its
+own latest observations (which cover the batches still being committed). Older ones are read
+again, so a long crawl's memory stays flat instead of holding a state for every page it fetched."""
 MIN_INTERVAL_S = 300.0
 MAX_INTERVAL_S = 30 * 86400.0
 
@@ -45,7 +57,7 @@ class UrlBudget:
         self.db = db
         self.connector_id = connector_id
         self.initial_interval_s = initial_interval_s
-        self._states: dict[str, UrlState | None] = {}
+        self._recent: OrderedDict[str, UrlState | None] = OrderedDict()  # at most RECENT_STATES
         self._all: dict[str, UrlState] | None = None  # every stored state, once preloaded
         self._preloaded = False
         self.pending: dict[str, UrlState] = {}
@@ -54,16 +66,25 @@ class UrlBudget:
         """The latest known state of ``url`` (this run's observation first)."""
         if url in self.pending:
             return self.pending[url]
+        if url in self._recent:
+            self._recent.move_to_end(url)
+            return self._recent[url]
         if not self._preloaded:
             self._preloaded = True
             with self.db.connect() as conn:
                 self._all = load_states(conn, self.connector_id, limit=PRELOAD_LIMIT)
         if self._all is not None:
             return self._all.get(url)
-        if url not in self._states:
-            with self.db.connect() as conn:
-                self._states[url] = load_state(conn, self.connector_id, url)
-        return self._states[url]
+        with self.db.connect() as conn:
+            state = load_state(conn, self.connector_id, url)
+        self._remember(url, state)
+        return state
+
+    def _remember(self, url: str, state: UrlState | None) -> None:
+        self._recent[url] = state
+        self._recent.move_to_end(url)
+        while len(self._recent) > RECENT_STATES:
+            self._recent.popitem(last=False)
 
     def should_fetch(self, url: str, now: datetime | None = None) -> bool:
         """True for a URL never fetched, or whose next fetch is due."""
@@ -106,6 +127,9 @@ class UrlBudget:
         """The observations to write with the next batch (and forget them here)."""
         pending = list(self.pending.values())
         for state in pending:
-            self._states[state.url] = state
+            if self._all is not None and state.url in self._all:
+                self._all[state.url] = state  # replaces its preloaded state: no growth
+            else:
+                self._remember(state.url, state)
         self.pending.clear()
         return pending
