@@ -37,8 +37,10 @@ PRELOAD_LIMIT = 100_000
 lookup (a crawl asks for every page it fetches); a larger one is read URL by URL."""
 RECENT_STATES = 10_000
 """How many URL states a run keeps besides the preloaded ones: those it read one by one and its
-own latest observations (which cover the batches still being committed). Older ones are read
-again, so a long crawl's memory stays flat instead of holding a state for every page it fetched."""
+own latest observations (which cover the batches still being committed), so a long crawl's
+memory stays flat instead of holding a state for every page it fetched. An older one is read
+again from the store; where the run preloaded the store, a URL the preload did not hold (new
+in this run) then reads as never fetched, and a revisit of it is not conditional."""
 MIN_INTERVAL_S = 300.0
 MAX_INTERVAL_S = 30 * 86400.0
 
