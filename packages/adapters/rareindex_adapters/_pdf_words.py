@@ -9,10 +9,17 @@ letters. Coordinates are points from the page's top-left corner, as a reader see
 PDFium is C: a three-page results list takes ~10 ms where pdfminer's Python interpreter (through
 pdfplumber) took ~200 ms, and the auction house's PDFs were 70% of every normalize pass. Its
 library is not thread-safe, so every document is read under one lock.
+
+Each ctypes call costs about as much as the Python around it, so a page's characters come in one
+``FPDFText_GetText`` call (``_chars``) and only the box is asked character by character. The
+characters PDFium inserts (``FPDFText_IsGenerated``) are spaces and line breaks (``\r``, ``\n``:
+``CPDF_TextPage`` generates no other), so ``isspace()`` alone ends a word.
 """
 
 from __future__ import annotations
 
+import ctypes
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +33,7 @@ __all__ = ["X_TOLERANCE", "PdfUnreadable", "Word", "pages"]
 X_TOLERANCE = 3.0  # points between two characters of one word (pdfplumber's default)
 _Y_TOLERANCE = 3.0  # a character whose top moves more than this starts a new word
 _LOCK = threading.Lock()
+_BOX = struct.Struct("4f").unpack_from  # FS_RECTF: left, top, right, bottom (C floats)
 
 
 class PdfUnreadable(Exception):
@@ -85,27 +93,56 @@ class PageWords:
 def _words(text_page: object, page_height: float) -> list[Word]:
     found: list[Word] = []
     box = pdfium_c.FS_RECTF()
+    loose_box, read_box = pdfium_c.FPDFText_GetLooseCharBox, _BOX
     chars: list[str] = []
     x0 = x1 = top = bottom = 0.0
-    for k in range(pdfium_c.FPDFText_CountChars(text_page)):
-        char = chr(pdfium_c.FPDFText_GetUnicode(text_page, k))
-        if char.isspace() or pdfium_c.FPDFText_IsGenerated(text_page, k) == 1:
+    for k, char in enumerate(_chars(text_page)):
+        if char.isspace():  # PDFium's generated characters are all spaces or line breaks
             if chars:
                 found.append(Word("".join(chars), x0, x1, top, bottom - top))
                 chars = []
             continue
-        if not pdfium_c.FPDFText_GetLooseCharBox(text_page, k, box):
+        if not loose_box(text_page, k, box):
             continue
-        c_x0, c_x1 = box.left, box.right
-        c_top, c_bottom = page_height - box.top, page_height - box.bottom
-        if chars and (c_x0 > x1 + X_TOLERANCE or abs(c_top - top) > _Y_TOLERANCE):
+        left, c_top, right, c_bottom = read_box(box)
+        c_top, c_bottom = page_height - c_top, page_height - c_bottom
+        if chars and not (left > x1 + X_TOLERANCE or abs(c_top - top) > _Y_TOLERANCE):
+            chars.append(char)  # the same word: its box grows (as max() and min() would)
+            if right > x1:
+                x1 = right
+            if c_top < top:
+                top = c_top
+            if c_bottom > bottom:
+                bottom = c_bottom
+            continue
+        if chars:
             found.append(Word("".join(chars), x0, x1, top, bottom - top))
-            chars = []
-        if not chars:
-            chars, x0, x1, top, bottom = [char], c_x0, c_x1, c_top, c_bottom
-        else:
-            chars.append(char)
-            x1, top, bottom = max(x1, c_x1), min(top, c_top), max(bottom, c_bottom)
+        chars, x0, x1, top, bottom = [char], left, right, c_top, c_bottom
     if chars:
         found.append(Word("".join(chars), x0, x1, top, bottom - top))
     return found
+
+
+def _chars(text_page: object) -> str:
+    """The page's characters, the k-th for PDFium's character k (``FPDFText_GetUnicode``).
+
+    One ``FPDFText_GetText`` call for the page instead of one call a character. Its text holds
+    each character PDFium does not leave out, as ``GetUnicode`` gives it, except U+FFFE, which
+    stands for a character without Unicode (0) or a line-end hyphen (2): those are asked one by
+    one. When the text is not one character per PDFium character (a control character left out,
+    a surrogate pair read back as one character), every character is asked one by one.
+    """
+    count = pdfium_c.FPDFText_CountChars(text_page)
+    if count <= 0:
+        return ""
+    buffer = (ctypes.c_ushort * (count + 1))()
+    written = pdfium_c.FPDFText_GetText(text_page, 0, count, buffer)
+    text = bytes(buffer)[: 2 * max(written - 1, 0)].decode("utf-16-le", "surrogatepass")
+    unicode = pdfium_c.FPDFText_GetUnicode
+    if len(text) != count:
+        return "".join(chr(unicode(text_page, k)) for k in range(count))
+    if "\ufffe" not in text:
+        return text
+    return "".join(
+        chr(unicode(text_page, k)) if char == "\ufffe" else char for k, char in enumerate(text)
+    )
