@@ -12,7 +12,8 @@ import pytest
 from rareindex.registry import load_registry
 from rareindex.settings import REPO_ROOT
 from rareindex_connectors import Connector
-from rareindex_connectors.records import RawRecord
+from rareindex_connectors.errors import ParseError
+from rareindex_connectors.records import RawRecord, parse_normalized
 from tests.contract.recording import FIXTURES, normalized_lines
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
@@ -58,3 +59,26 @@ def test_normalize_matches_the_golden_file(connector: Connector) -> None:
     produced = json.loads(json.dumps(normalized_lines(connector, raws), sort_keys=True))
     assert produced == _read(folder / "golden.jsonl")
     assert any(line.get("records") for line in produced), "nothing normalized at all"
+
+
+@pytest.mark.parametrize("connector", CONNECTORS, ids=[c.meta.id for c in CONNECTORS])
+def test_a_stored_record_parses_back_to_the_record_that_was_stored(connector: Connector) -> None:
+    """The premise of the pipeline's handoff (``rareindex.handoff``): the resolver may use the
+    record the normalizer validated instead of parsing its stored JSON, because they are equal."""
+    lines = (FIXTURES / connector.meta.id / "raw.jsonl").read_text().splitlines()
+    raws = [RawRecord.model_validate_json(line) for line in lines if line.strip()]
+    checked = 0
+    for raw in raws:
+        try:
+            produced = connector.normalize(raw)
+        except ParseError:
+            continue
+        for output in produced:
+            record = parse_normalized(output)
+            stored = json.loads(json.dumps(record.model_dump(mode="json", exclude_none=True)))
+            again = parse_normalized(stored)
+            assert type(again) is type(record)
+            assert again == record
+            assert again.model_dump_json() == record.model_dump_json()
+            checked += 1
+    assert checked, "nothing normalized at all"

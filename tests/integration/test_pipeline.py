@@ -29,6 +29,7 @@ from sqlalchemy import Engine, Table, func, select, text
 from rareindex.crawl import run_connector
 from rareindex.fetching import build_fetch_stack
 from rareindex.indexer import resolve_pending
+from rareindex.normalizer import normalize_raw
 from rareindex.pipeline import PipelineResult, process, replay
 from rareindex.registry import Registry, load_registry
 from rareindex.resolution import asset_key
@@ -499,6 +500,41 @@ def test_two_fresh_databases_fed_the_same_raw_records_agree_on_every_id(
         assert _dump(crawled_db, portable=True) == a  # and the database the crawl filled agrees
     finally:
         crawled_db.dispose()
+
+
+def test_each_record_is_validated_once_and_chunks_change_no_row(
+    crawled: Path, processed: Processed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``process`` hands the records it normalized to the resolver (no second validation of
+    their stored JSON), in chunks of raw ids: the tables are those of normalizing everything,
+    then resolving every stored row from its JSON."""
+    import rareindex.indexer as indexer
+
+    parsed: list[str] = []
+    parse = indexer.parse_normalized
+    monkeypatch.setattr(
+        indexer, "parse_normalized", lambda doc: parsed.append(doc["kind"]) or parse(doc)
+    )
+    root = tmp_path / "chunked"
+    shutil.copytree(crawled, root)
+    engine = _engine(root)
+    import_catalog(engine, CATALOG)
+    result = process(engine, REGISTRY, _raw_ids(engine), blobs=BlobStore(root / "blobs"), chunk=97)
+    assert result.resolved.resolved == processed.result.resolved.resolved > 0
+    assert parsed == []  # every record came from the handoff
+    assert result.normalize_seconds > 0 and result.resolve_seconds > 0
+    chunked = _dump(engine, portable=True)
+    engine.dispose()
+
+    root = tmp_path / "from-json"
+    shutil.copytree(crawled, root)
+    engine = _engine(root)
+    import_catalog(engine, CATALOG)
+    normalize_raw(engine, REGISTRY, _raw_ids(engine), blobs=BlobStore(root / "blobs"))
+    assert resolve_pending(engine).resolved == result.resolved.resolved
+    assert len(parsed) == result.resolved.resolved  # without a handoff: each from its JSON
+    assert _dump(engine, portable=True) == chunked
+    engine.dispose()
 
 
 # --- small, synthetic raw records --------------------------------------------------------------

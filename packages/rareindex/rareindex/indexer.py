@@ -40,7 +40,6 @@ import structlog
 
 from rareindex_connectors.records import (
     AuctionLot,
-    CatalogItem,
     Listing,
     PopulationReport,
     PriceObservation,
@@ -48,6 +47,7 @@ from rareindex_connectors.records import (
     parse_normalized,
 )
 
+from .handoff import ValidatedRecords
 from .observation_plan import RecordContext, RowPlan, lot_rows, plan_rows
 from .quality import flag_price_anomalies
 from .resolution import Decision, Resolver, asset_key, variant_key
@@ -82,6 +82,16 @@ class ResolveSummary:
     anomalies: int = 0
     quarantined: int = 0
 
+    def add(self, other: ResolveSummary) -> None:
+        self.resolved += other.resolved
+        self.matched += other.matched
+        self.unmatched += other.unmatched
+        self.catalog += other.catalog
+        self.methods.update(other.methods)
+        self.reasons.update(other.reasons)
+        self.anomalies += other.anomalies
+        self.quarantined += other.quarantined
+
 
 class _ResolverCache:
     """One resolver per database, rebuilt when the catalog changes."""
@@ -104,21 +114,30 @@ _CACHE = _ResolverCache()
 
 
 def resolve_pending(
-    engine: Engine, *, batch: int = BATCH, limit: int | None = None
+    engine: Engine,
+    *,
+    batch: int = BATCH,
+    limit: int | None = None,
+    handoff: ValidatedRecords | None = None,
 ) -> ResolveSummary:
-    """Resolve pending normalized records until none are left (or ``limit`` were done)."""
+    """Resolve pending normalized records until none are left (or ``limit`` were done).
+
+    A record ``handoff`` holds (the normalizer of this process stored it) is used as validated
+    then; every other row's record is validated from its stored JSON.
+    """
     summary = ResolveSummary()
+    records = _Records(handoff)
     while True:
         with engine.begin() as conn:
             catalog_rows = pending_normalized(conn, limit=batch, kinds=["catalog_item"])
             if catalog_rows:
-                _import_catalog_rows(engine, conn, catalog_rows, summary)
+                _import_catalog_rows(engine, conn, catalog_rows, summary, records)
                 continue
         with engine.begin() as conn:
             rows = pending_normalized(conn, limit=batch)
             if not rows:
                 break
-            _resolve_batch(engine, conn, rows, summary)
+            _resolve_batch(engine, conn, rows, summary, records)
         if limit is not None and summary.resolved >= limit:
             break
     if summary.resolved:
@@ -133,10 +152,28 @@ def resolve_pending(
     return summary
 
 
+class _Records:
+    """The validated record of a pending row: from the handoff, else parsed from its JSON."""
+
+    __slots__ = ("_handoff",)
+
+    def __init__(self, handoff: ValidatedRecords | None) -> None:
+        self._handoff = handoff
+
+    def of(self, row: PendingRow) -> Any:
+        if self._handoff is not None and (record := self._handoff.take(row["id"])) is not None:
+            return record
+        return parse_normalized(row["record"])
+
+
 def _import_catalog_rows(
-    engine: Engine, conn: Any, rows: list[PendingRow], summary: ResolveSummary
+    engine: Engine,
+    conn: Any,
+    rows: list[PendingRow],
+    summary: ResolveSummary,
+    records: _Records,
 ) -> None:
-    items = [CatalogItem.model_validate(r["record"]) for r in rows]
+    items = [records.of(r) for r in rows]
     # A connector's external ids are only unique per connector: its items go by asset key.
     import_catalog(engine, items, conn=conn, by_external_id=False)
     ids = asset_ids_by_key(conn)
@@ -164,7 +201,11 @@ def _import_catalog_rows(
 
 
 def _resolve_batch(
-    engine: Engine, conn: Any, rows: list[PendingRow], summary: ResolveSummary
+    engine: Engine,
+    conn: Any,
+    rows: list[PendingRow],
+    summary: ResolveSummary,
+    records: _Records,
 ) -> None:
     resolver, asset_ids = _CACHE.get(engine, conn)
     sources = connector_sources(conn)
@@ -174,7 +215,7 @@ def _resolve_batch(
     variants: dict[str, dict[str, Any]] = {}
     planned: list[tuple[Any, RecordContext]] = []
     for row in rows:
-        record = parse_normalized(row["record"])
+        record = records.of(row)
         flags = tuple(row["anomaly_flags"] or ())
         source_id = sources[row["connector_id"]]
         decision: Decision | None = None

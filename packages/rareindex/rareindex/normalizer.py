@@ -34,6 +34,7 @@ import structlog
 from rareindex_connectors.errors import ParseError
 from rareindex_connectors.records import RawRecord, parse_normalized
 
+from .handoff import ValidatedRecords
 from .quality import DriftSignal, count_fields, detect_drift, rule_flags
 from .registry import Registry
 from .storage import Engine, RawRecordStore
@@ -86,11 +87,14 @@ def normalize_raw(
     *,
     blobs: BlobStore,
     batch: int = BATCH,
+    handoff: ValidatedRecords | None = None,
 ) -> NormalizeSummary:
-    """Normalize ``raw_ids`` in batches of ``batch`` (one transaction each)."""
+    """Normalize ``raw_ids`` in batches of ``batch`` (one transaction each). Each record this call
+    stores is also kept in ``handoff``, when given, for the resolver of this process."""
     total = NormalizeSummary()
     for start in range(0, len(raw_ids), batch):
-        total.add(_normalize_batch(engine, registry, raw_ids[start : start + batch], blobs))
+        chunk = raw_ids[start : start + batch]
+        total.add(_normalize_batch(engine, registry, chunk, blobs, handoff))
     return total
 
 
@@ -99,13 +103,18 @@ def _versions(registry: Registry) -> dict[str, str]:
 
 
 def _normalize_batch(
-    engine: Engine, registry: Registry, raw_ids: Sequence[str], blobs: BlobStore
+    engine: Engine,
+    registry: Registry,
+    raw_ids: Sequence[str],
+    blobs: BlobStore,
+    handoff: ValidatedRecords | None,
 ) -> NormalizeSummary:
     """One transaction, set-based: a fixed handful of statements whatever the batch size (which
     raw records are done, load the rest, insert the rows, count fields, read drift history)."""
     summary = NormalizeSummary()
     versions = _versions(registry)
     rows: list[NormalizedRow] = []
+    models: dict[str, Any] = {}  # row id -> its validated record
     presence: dict[tuple[str, date], list[Any]] = defaultdict(list)
     raw_ids = list(dict.fromkeys(raw_ids))  # an id given twice is normalized (and counted) once
     with engine.begin() as conn:
@@ -144,11 +153,15 @@ def _normalize_batch(
                         "fetched_at": raw.fetched_at,
                     }
                 )
+                models[rows[-1]["id"]] = record
                 presence[raw.connector_id, raw.fetched_at.date()].append((rows[-1]["id"], record))
         inserted = insert_normalized(conn, rows)
         stored = [r for r in rows if r["status"] == "pending" and r["id"] in inserted]
         summary.records = len(stored)  # what this call stored, not what a concurrent one did
         summary.kinds = Counter(r["kind"] for r in stored)
+        if handoff is not None:
+            for row in stored:
+                handoff.keep(row["id"], models[row["id"]])
         discard_missing_connector_rows(
             conn, [r["raw_id"] for r in rows if r["status"] == "pending"]
         )
