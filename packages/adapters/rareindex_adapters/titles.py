@@ -156,21 +156,31 @@ _FLAG_STARTS: dict[TitleFlag, str] = {
 }
 
 
-def _flag_pattern(rules: list[str], starts: str) -> re.Pattern[str]:
-    """A flag's rules as one pattern, those at a word boundary behind one ``\\b`` and a test of
-    the next character against ``starts``."""
+def _flag_parts(rules: list[str], starts: str) -> tuple[list[str], list[str]]:
+    """A flag's rules at a word boundary as one alternative, behind a test of the next character
+    against ``starts`` (no ``\\b``: the caller puts one before it), and its other rules."""
     at_word = [rx.removeprefix(r"\b") for rx in rules if rx.startswith(r"\b")]
-    others = [rx for rx in rules if not rx.startswith(r"\b")]
-    head = rf"\b(?=[{starts}])(?:"
-    alternatives = [head + "|".join(f"(?:{rx})" for rx in at_word) + ")"] if at_word else []
-    return re.compile("|".join(alternatives + [f"(?:{rx})" for rx in others]), re.IGNORECASE)
+    others = [f"(?:{rx})" for rx in rules if not rx.startswith(r"\b")]
+    guarded = [rf"(?=[{starts}])(?:" + "|".join(f"(?:{rx})" for rx in at_word) + ")"]
+    return guarded if at_word else [], others
 
 
-# A flag is set when any of its rules matches: a title is searched once per flag.
-_FLAG_RES = tuple(
-    (flag, _flag_pattern([rx for f, rx in _FLAG_RULES if f == flag], _FLAG_STARTS[flag]))
+def _flag_pattern(parts: list[tuple[list[str], list[str]]]) -> re.Pattern[str]:
+    """Rules as one pattern: every word-boundary alternative behind one ``\\b``, then the rest."""
+    guarded = [g for at_word, _ in parts for g in at_word]
+    others = [o for _, rest in parts for o in rest]
+    head = [r"\b(?:" + "|".join(guarded) + ")"] if guarded else []
+    return re.compile("|".join(head + others), re.IGNORECASE)
+
+
+_FLAG_PARTS = {
+    flag: _flag_parts([rx for f, rx in _FLAG_RULES if f == flag], _FLAG_STARTS[flag])
     for flag in dict.fromkeys(flag for flag, _ in _FLAG_RULES)
-)
+}
+# A flag is set when any of its rules matches: a title is searched once per flag, and before
+# that once for all flags together (most titles have none: one search instead of six).
+_FLAG_RES = tuple((flag, _flag_pattern([parts])) for flag, parts in _FLAG_PARTS.items())
+_ANY_FLAG_RE = _flag_pattern(list(_FLAG_PARTS.values()))
 _FLAG_ORDER = {flag.value: i for i, flag in enumerate(TitleFlag)}
 
 # (normalized condition, regex): at one position the first row wins, so longer forms come first.
@@ -200,6 +210,8 @@ _EDITION_RULES: tuple[tuple[str, str], ...] = (
 EDITIONS: tuple[str, ...] = tuple(name for name, _ in _EDITION_RULES)
 """Every value :attr:`TitleFacts.edition` can take."""
 _EDITION_RES = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _EDITION_RULES)
+# Any edition at all, in one search (most titles name none); then the first rule that matches.
+_ANY_EDITION_RE = re.compile("|".join(f"(?:{rx})" for _, rx in _EDITION_RULES), re.IGNORECASE)
 
 CONDITIONS: tuple[str, ...] = tuple(name for name, _ in _CONDITION_RULES)
 """Every value :attr:`TitleFacts.condition` can take."""
@@ -217,6 +229,14 @@ _NOT_CONDITION = re.compile(
     r"|\bmint\s+(?:marks?|sets?|state|years?|rolls?|proof\s+sets?)\b|\bmintage\b",
     re.IGNORECASE,
 )
+
+_MINT = re.compile("mint", re.IGNORECASE)  # in every phrase of _NOT_CONDITION
+
+
+def _without_mint_phrases(text: str) -> str:
+    """``text`` with the ``mint`` phrases that are no condition blanked (searched only in a text
+    that has a ``mint`` at all)."""
+    return _NOT_CONDITION.sub(" ", text) if _MINT.search(text) else text
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -237,9 +257,10 @@ def lift_grading(title: str) -> TitleFacts:
     grading = scan.gradings[0] if len(scan.gradings) == 1 else None
     if grading is None or grading.grader != "OTHER":
         flags.discard(TitleFlag.OTHER_GRADER)
-    flags.update(flag for flag, rx in _FLAG_RES if rx.search(scan.masked))
+    if _ANY_FLAG_RE.search(scan.masked):
+        flags.update(flag for flag, rx in _FLAG_RES if rx.search(scan.masked))
     condition = None
-    if grading is None and (cm := _CONDITION_RE.search(_NOT_CONDITION.sub(" ", scan.masked))):
+    if grading is None and (cm := _CONDITION_RE.search(_without_mint_phrases(scan.masked))):
         condition = CONDITIONS[int(next(k for k, v in cm.groupdict().items() if v)[1:])]
     return TitleFacts(
         grading=grading,
@@ -257,4 +278,6 @@ def edition_of(title: str) -> str | None:
     >>> edition_of("1999 Base Set Charizard First Edition Holo"), edition_of("Charizard 4/102")
     ('1st Edition', None)
     """
+    if not _ANY_EDITION_RE.search(title):
+        return None
     return next((name for name, rx in _EDITION_RES if rx.search(title)), None)

@@ -333,3 +333,54 @@ def test_each_grade_cue_starts_with_a_letter_its_pattern_lets_through(
     allowed = _first_characters(f"[{starts}]")
     found = _first_characters(cues)
     assert "*" not in found and found <= allowed, found - allowed
+
+
+def test_the_all_flags_search_finds_every_title_a_flag_pattern_does() -> None:
+    """``_ANY_FLAG_RE`` lets a title through to the six flag searches: it must match whenever
+    one of them does (the titles of this module and their upper and lower case forms)."""
+    titles_here = [case[0] for case in CASES] + [
+        "Lot of 3 1st Edition cards",
+        "(3) PSA 9 slabs",
+        "Booster box sealed OBO",
+        "Topps Tribute custom proxy reprint",
+        "10x Pikachu, qty: 4, set of 6",
+    ]
+    flagged = 0
+    for title in titles_here:
+        for text in (title, title.upper(), title.lower()):
+            masked = find_grades(text).masked
+            if any(rx.search(masked) for _, rx in titles._FLAG_RES):
+                flagged += 1
+                assert titles._ANY_FLAG_RE.search(masked), text
+    assert flagged > 30  # every flag, several times
+
+
+def test_each_mint_phrase_that_is_no_condition_has_mint_in_it() -> None:
+    """``_without_mint_phrases`` searches ``_NOT_CONDITION`` only in a text where ``_MINT``
+    matches: each of its alternatives must have the letters ``mint`` outside any group."""
+    import re._constants as c
+    import re._parser as parser
+
+    items = list(parser.parse(titles._NOT_CONDITION.pattern, re.IGNORECASE))
+    [branches] = [value[1] for kind, value in items if kind is c.BRANCH]
+    assert all(kind in (c.AT, c.BRANCH) for kind, _ in items)  # a \b the parser factored out
+    assert len(branches) == 3
+    for branch in branches:
+        letters = "".join(chr(value) if kind is c.LITERAL else "\0" for kind, value in branch)
+        assert "mint" in letters.lower(), branch
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Base Set 1st Ed. Charizard",
+        "FIRST EDITION Machamp",
+        "shadowless",
+        "Unlimited Holo",
+        "4/102",
+    ],
+)
+def test_the_any_edition_search_gives_the_rules_answer(title: str) -> None:
+    expected = next((name for name, rx in titles._EDITION_RES if rx.search(title)), None)
+    assert titles.edition_of(title) == expected
+    assert (titles._ANY_EDITION_RE.search(title) is not None) == (expected is not None)
