@@ -42,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import calendar
+import importlib.util
 import io
 import xml.parsers.expat
 from collections.abc import Callable
@@ -64,6 +65,14 @@ __all__ = ["MAX_FEED_BYTES", "FeedResult", "looks_like_merchant_table", "parse_f
 
 MAX_FEED_BYTES = 16 * 1024 * 1024
 """Feeds larger than this are refused (``too_large``); real feeds are well under 1 MB."""
+
+# feedparser asks xml.sax for its preferred parser (drv_libxml2) before expat on every parse, and
+# a module that is not installed is searched for along sys.path each time: a quarter of the CPU
+# of a one-entry feed. The preferred parsers that cannot be imported are dropped once, here; the
+# parser used is the same (expat, unless drv_libxml2 is installed).
+feedparser.api.PREFERRED_XML_PARSERS = [
+    name for name in feedparser.api.PREFERRED_XML_PARSERS if importlib.util.find_spec(name)
+]
 
 
 @dataclass(frozen=True, slots=True)
