@@ -1,0 +1,77 @@
+"""frozen_heap: the long-lived heap is left out of the collector's passes during long work, and
+given back after it, without touching a freeze the program made itself."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import rareindex.pipeline as pipeline
+from rareindex.heap import frozen_heap
+
+
+@pytest.fixture(autouse=True)
+def _unfrozen() -> Iterator[None]:
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def test_the_heap_is_frozen_inside_the_block_and_given_back_after_it() -> None:
+    kept = [object() for _ in range(10)]
+    with frozen_heap():
+        assert gc.get_freeze_count() >= len(kept)
+        with frozen_heap():  # nested: the outer block's freeze holds
+            assert gc.get_freeze_count() >= len(kept)
+        assert gc.get_freeze_count() >= len(kept)
+    assert gc.get_freeze_count() == 0
+
+
+def test_garbage_made_inside_the_block_is_still_collected() -> None:
+    class Node:
+        pass
+
+    with frozen_heap():
+        before = gc.collect()
+        for _ in range(100):
+            a, b = Node(), Node()
+            a.other, b.other = b, a  # type: ignore[attr-defined]
+        del a, b
+        assert gc.collect() >= 200 > before
+
+
+def test_a_freeze_the_program_made_itself_is_left_as_it_was() -> None:
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    with frozen_heap():
+        pass
+    assert gc.get_freeze_count() >= frozen > 0
+
+
+def test_an_error_inside_the_block_unfreezes_the_heap() -> None:
+    with pytest.raises(RuntimeError), frozen_heap():
+        raise RuntimeError("boom")
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_pipeline_normalizes_and_resolves_with_the_heap_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[int] = []
+
+    def normalize_raw(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.get_freeze_count())
+        return pipeline.NormalizeSummary()
+
+    def resolve_pending(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.get_freeze_count())
+        return pipeline.ResolveSummary()
+
+    monkeypatch.setattr(pipeline, "normalize_raw", normalize_raw)
+    monkeypatch.setattr(pipeline, "resolve_pending", resolve_pending)
+    pipeline.process(object(), object(), ["raw_1", "raw_2", "raw_3"], blobs=object(), chunk=2)  # type: ignore[arg-type]
+    assert len(seen) == 4 and min(seen) > 0
+    assert gc.get_freeze_count() == 0
