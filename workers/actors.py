@@ -23,6 +23,7 @@ from dramatiq.middleware import Retries
 
 from rareindex.crawl import run_queued
 from rareindex.errors import ConfigError, LookupRefused
+from rareindex.heap import frozen_heap
 from rareindex.registry import Registry, load_registry
 from rareindex.settings import Settings
 from rareindex.storage import BlobStore, Engine, make_engine
@@ -101,7 +102,8 @@ def declare_actors(
         """Normalize a batch of raw records (idempotent), then ask for resolution."""
         from rareindex.normalizer import normalize_raw
 
-        normalize_raw(db, the_registry(), raw_ids, blobs=BlobStore(settings.blob_dir))
+        with frozen_heap():
+            normalize_raw(db, the_registry(), raw_ids, blobs=BlobStore(settings.blob_dir))
         resolve.send()
 
     def snapshot_health() -> None:
@@ -115,7 +117,8 @@ def declare_actors(
         then ask for the certificates the new listings show to be verified."""
         from rareindex.indexer import resolve_pending
 
-        resolve_pending(db)
+        with frozen_heap():
+            resolve_pending(db)
         certs.send()
 
     def verify_certs() -> None:

@@ -6,7 +6,8 @@ fetches anything: everything comes from stored raw records.
 
 :func:`process` takes the raw ids in chunks of :data:`CHUNK`, oldest first: a chunk is normalized,
 then everything pending is resolved, with the records the chunk stored handed over as validated
-(:mod:`rareindex.handoff`: a record is validated once, not again from its stored JSON). The
+(:mod:`rareindex.handoff`: a record is validated once, not again from its stored JSON), with the
+long-lived heap left out of the garbage collector's passes (:mod:`rareindex.heap`). The
 resolver imports pending catalog items before it resolves anything else, so a catalog item counts
 for the records of its own chunk and of every later one.
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .handoff import ValidatedRecords
+from .heap import frozen_heap
 from .indexer import ResolveSummary, resolve_pending
 from .normalizer import NormalizeSummary, normalize_raw
 from .registry import Registry
@@ -61,18 +63,16 @@ def process(
         raise ValueError(f"chunk must be 1 or more, not {chunk}")
     normalized, resolved = NormalizeSummary(), ResolveSummary()
     normalizing = resolving = 0.0
-    for start in range(0, max(len(raw_ids), 1), chunk):
-        handoff = ValidatedRecords()
-        began = time.perf_counter()
-        normalized.add(
-            normalize_raw(
-                engine, registry, raw_ids[start : start + chunk], blobs=blobs, handoff=handoff
-            )
-        )
-        middle = time.perf_counter()
-        resolved.add(resolve_pending(engine, handoff=handoff))
-        normalizing += middle - began
-        resolving += time.perf_counter() - middle
+    with frozen_heap():
+        for start in range(0, max(len(raw_ids), 1), chunk):
+            handoff = ValidatedRecords()
+            began = time.perf_counter()
+            some = raw_ids[start : start + chunk]
+            normalized.add(normalize_raw(engine, registry, some, blobs=blobs, handoff=handoff))
+            middle = time.perf_counter()
+            resolved.add(resolve_pending(engine, handoff=handoff))
+            normalizing += middle - began
+            resolving += time.perf_counter() - middle
     return PipelineResult(
         normalized, resolved, normalize_seconds=normalizing, resolve_seconds=resolving
     )
@@ -97,12 +97,13 @@ def replay(
     with engine.connect() as conn:
         raw_ids = raw_ids_in_scope(conn, connector_id=connector_id, since=since)
     handoff = ValidatedRecords()
-    began = time.perf_counter()
-    normalized = normalize_raw(engine, registry, raw_ids, blobs=blobs, handoff=handoff)
-    middle = time.perf_counter()
-    with engine.begin() as conn:
-        reopened = reset_for_replay(conn, raw_ids)
-    resolved = resolve_pending(engine, handoff=handoff)
+    with frozen_heap():
+        began = time.perf_counter()
+        normalized = normalize_raw(engine, registry, raw_ids, blobs=blobs, handoff=handoff)
+        middle = time.perf_counter()
+        with engine.begin() as conn:
+            reopened = reset_for_replay(conn, raw_ids)
+        resolved = resolve_pending(engine, handoff=handoff)
     return PipelineResult(
         normalized,
         resolved,

@@ -75,3 +75,35 @@ def test_the_pipeline_normalizes_and_resolves_with_the_heap_frozen(
     pipeline.process(object(), object(), ["raw_1", "raw_2", "raw_3"], blobs=object(), chunk=2)  # type: ignore[arg-type]
     assert len(seen) == 4 and min(seen) > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_the_fleet_normalizes_and_resolves_with_the_heap_frozen(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from dramatiq.brokers.stub import StubBroker
+
+    import rareindex.indexer
+    import rareindex.normalizer
+    from rareindex.settings import Settings
+    from rareindex.storage import make_engine
+    from workers.actors import declare_actors
+
+    seen: list[int] = []
+    monkeypatch.setattr(
+        rareindex.normalizer, "normalize_raw", lambda *a, **k: seen.append(gc.get_freeze_count())
+    )
+    monkeypatch.setattr(
+        rareindex.indexer, "resolve_pending", lambda *a, **k: seen.append(gc.get_freeze_count())
+    )
+    settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    broker = StubBroker()
+    try:
+        actors = declare_actors(broker, settings, db=engine)
+        actors.normalize.fn(["raw_1"])
+        actors.resolve.fn()
+    finally:
+        broker.close()
+        engine.dispose()
+    assert len(seen) == 2 and min(seen) > 0
+    assert gc.get_freeze_count() == 0
