@@ -23,7 +23,7 @@ import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -34,6 +34,17 @@ X_TOLERANCE = 3.0  # points between two characters of one word (pdfplumber's def
 _Y_TOLERANCE = 3.0  # a character whose top moves more than this starts a new word
 _LOCK = threading.Lock()
 _BOX = struct.Struct("4f").unpack_from  # FS_RECTF: left, top, right, bottom (C floats)
+
+
+def _unchecked(function: Any) -> Any:
+    """A PDFium function called with ctypes objects as they are: its declared argument types make
+    ctypes check and convert every argument, about half of a call's cost. For the one call made
+    for each character, with a ``c_void_p`` page, an ``int`` index and a ``byref`` box (a
+    prototype without argument types passes each by its own ctypes type)."""
+    return ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.cast(function, ctypes.c_void_p).value or 0)
+
+
+_LOOSE_BOX = _unchecked(pdfium_c.FPDFText_GetLooseCharBox)  # FPDF_BOOL (text_page, index, rect)
 
 
 class PdfUnreadable(Exception):
@@ -90,10 +101,11 @@ class PageWords:
             page.close()
 
 
-def _words(text_page: object, page_height: float) -> list[Word]:
+def _words(text_page: Any, page_height: float) -> list[Word]:
     found: list[Word] = []
     box = pdfium_c.FS_RECTF()
-    loose_box, read_box = pdfium_c.FPDFText_GetLooseCharBox, _BOX
+    page = ctypes.cast(text_page, ctypes.c_void_p)  # as _LOOSE_BOX takes it
+    box_ref, loose_box, read_box = ctypes.byref(box), _LOOSE_BOX, _BOX
     chars: list[str] = []
     x0 = x1 = top = bottom = 0.0
     for k, char in enumerate(_chars(text_page)):
@@ -102,7 +114,7 @@ def _words(text_page: object, page_height: float) -> list[Word]:
                 found.append(Word("".join(chars), x0, x1, top, bottom - top))
                 chars = []
             continue
-        if not loose_box(text_page, k, box):
+        if not loose_box(page, k, box_ref):
             continue
         left, c_top, right, c_bottom = read_box(box)
         c_top, c_bottom = page_height - c_top, page_height - c_bottom
