@@ -135,6 +135,8 @@ _LOOKUP_URLS = (
     (re.compile(rf"pcgs\.com/cert/({_CERT})\b", re.IGNORECASE), "PCGS"),
     (re.compile(rf"ngccoin\.com/certlookup/({_CERT})\b", re.IGNORECASE), "NGC"),
 )
+_LOOKUP_HINT = re.compile(r"\.com/cert", re.IGNORECASE)  # in each lookup URL: one search, not four
+_DIGITS = "0123456789"
 _SPECIFIC_GRADER_KEYS = frozenset({"professional grader", "grader", "grading company"})
 _SPECIFIC_CERT_KEYS = frozenset(
     {"certification number", "cert number", "certification", "certification #", "cert #", "cert"}
@@ -286,6 +288,8 @@ def _title_mentions(
     labels = [i for i, w in enumerate(words) if _CERT_LABEL.match(w)]
     found: list[CertMention] = []
     for i, word in enumerate(words):
+        if word[-1:] not in _DIGITS:  # both patterns end with a digit: most words are passed over
+            continue
         match = _LABELLED_NUMBER.match(word) or _NUMBER.match(word)
         if not match:
             continue
@@ -302,7 +306,7 @@ def _title_mentions(
         else:
             found.append(_ambiguous(number, flags))
     title = " ".join(raw)
-    for pattern, grader in _LOOKUP_URLS:
+    for pattern, grader in _LOOKUP_URLS if _LOOKUP_HINT.search(title) else ():
         for url in pattern.finditer(title):
             found.append(CertMention(url[1], grader, "attributed", (), ("lookup_url", "title")))
     return found

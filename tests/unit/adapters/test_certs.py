@@ -20,3 +20,13 @@ def test_graders_are_the_grader_literal_but_other() -> None:
 def test_beckett_is_read_as_bgs() -> None:
     [mention] = extract_certs("1986 Fleer Michael Jordan #57 Beckett 9.5 0012345678")
     assert (mention.grader, mention.attribution) == ("BGS", "attributed")
+
+
+def test_every_lookup_url_has_the_hint_searched_before_them() -> None:
+    """The four lookup-URL patterns are searched only in a title where ``_LOOKUP_HINT`` matches:
+    each must spell ``.com/cert``."""
+    from rareindex_adapters import certs
+
+    for pattern, _ in certs._LOOKUP_URLS:
+        assert r"\.com/cert" in pattern.pattern, pattern.pattern
+    assert extract_certs("see PSACARD.COM/CERT/12345678")[0].flags == ("lookup_url", "title")
