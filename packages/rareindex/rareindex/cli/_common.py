@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
 from ..settings import Settings
-from ..storage import Engine, check_connection, make_engine
+
+if TYPE_CHECKING:
+    from ..storage import Engine
 
 # Wide when piped (tests, CI logs) so lines are not wrapped mid-path; else the terminal's width.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -24,6 +27,9 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 def database(settings: Settings) -> Engine:
     """An engine for the configured database, checked reachable (one-line error otherwise)."""
+    # Imported here, not at start-up: inspect and fakeweb need no database.
+    from ..storage import check_connection, make_engine
+
     engine = make_engine(settings.database_url_or_default())
     check_connection(engine)
     return engine
@@ -31,6 +37,8 @@ def database(settings: Settings) -> Engine:
 
 def describe_database(settings: Settings) -> str:
     """``SQLite /abs/rareindex.db`` or ``PostgreSQL host/db`` without the password."""
+    from ..storage import make_engine
+
     engine = make_engine(settings.database_url_or_default())
     url = engine.url
     engine.dispose()
