@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -11,7 +11,29 @@ from rich.console import Console
 from ..settings import Settings
 
 if TYPE_CHECKING:
-    from ..storage import Engine
+    from ..storage import Engine, check_connection, make_engine
+
+_STORAGE_NAMES = ("check_connection", "make_engine")
+"""Storage's functions this module uses, imported on first use, not at start-up (SQLAlchemy is
+most of a command's start-up, and inspect or fakeweb open no database); still attributes of this
+module, which tests patch (``make_engine``) to close the engines a command made."""
+
+
+def _load_storage() -> None:
+    from .. import storage
+
+    for name in _STORAGE_NAMES:
+        globals().setdefault(name, getattr(storage, name))  # a patched one stays
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above
+
+    def __getattr__(name: str) -> Any:
+        if name in _STORAGE_NAMES:
+            _load_storage()
+            return globals()[name]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Wide when piped (tests, CI logs) so lines are not wrapped mid-path; else the terminal's width.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -27,9 +49,7 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 def database(settings: Settings) -> Engine:
     """An engine for the configured database, checked reachable (one-line error otherwise)."""
-    # Imported here, not at start-up: inspect and fakeweb need no database.
-    from ..storage import check_connection, make_engine
-
+    _load_storage()
     engine = make_engine(settings.database_url_or_default())
     check_connection(engine)
     return engine
@@ -37,8 +57,7 @@ def database(settings: Settings) -> Engine:
 
 def describe_database(settings: Settings) -> str:
     """``SQLite /abs/rareindex.db`` or ``PostgreSQL host/db`` without the password."""
-    from ..storage import make_engine
-
+    _load_storage()
     engine = make_engine(settings.database_url_or_default())
     url = engine.url
     engine.dispose()
