@@ -1,5 +1,8 @@
 """``rareindex inspect`` on the fake web's pages and on local files of each kind: what an
-adapter makes of a document, as JSON lines; broken documents fail closed with the reason."""
+adapter makes of a document, as JSON lines; broken documents fail closed with the reason.
+
+The command runs in this process through its entry point (invoke_cli): the two one-line error
+tests run it as a user does, in a subprocess (run_cli)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pytest
 from rareindex.inspecting import detect_kind, inspect_document
 from rareindex.settings import REPO_ROOT
 from rareindex_connectors.errors import ParseError
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import invoke_cli, run_cli
 
 ADAPTER_FIXTURES = REPO_ROOT / "fixtures" / "adapters"
 
@@ -35,7 +38,7 @@ def _lines(stdout: str) -> list[dict[str, object]]:
     ],
 )
 def test_local_files_of_each_kind(path: str, kind: str) -> None:
-    result = run_cli("inspect", str(ADAPTER_FIXTURES / path))
+    result = invoke_cli("inspect", str(ADAPTER_FIXTURES / path))
     assert result.returncode == 0, result.stderr
     lines = _lines(result.stdout)
     assert lines and f"from the {kind} adapter" in result.stderr
@@ -84,7 +87,7 @@ def test_unknown_kind_and_missing_file_are_one_line_errors(tmp_path: Path) -> No
     ],
 )
 def test_fake_web_pages(url: str, kind: str, expect: str) -> None:
-    result = run_cli("inspect", url, "--fake-web")
+    result = invoke_cli("inspect", url, "--fake-web")
     assert result.returncode == 0, result.stderr
     lines = _lines(result.stdout)
     assert lines and f"from the {kind} adapter" in result.stderr
@@ -114,7 +117,7 @@ def test_fake_web_pages(url: str, kind: str, expect: str) -> None:
     ],
 )
 def test_offer_and_feed_fixtures_through_the_cli(path: str, kinds: list[str]) -> None:
-    result = run_cli("inspect", str(ADAPTER_FIXTURES / path))
+    result = invoke_cli("inspect", str(ADAPTER_FIXTURES / path))
 
     assert result.returncode == 0, result.stderr
     lines = _lines(result.stdout)
@@ -125,7 +128,7 @@ def test_offer_and_feed_fixtures_through_the_cli(path: str, kinds: list[str]) ->
 
 def test_the_cli_shows_why_an_offer_or_entry_was_rejected() -> None:
     offers = _lines(
-        run_cli("inspect", str(ADAPTER_FIXTURES / "structured/offer_without_price.html")).stdout
+        invoke_cli("inspect", str(ADAPTER_FIXTURES / "structured/offer_without_price.html")).stdout
     )
     assert offers[3]["rejected"] == {
         "kind": "rejected",
@@ -136,7 +139,7 @@ def test_the_cli_shows_why_an_offer_or_entry_was_rejected() -> None:
         "snippet": "Amazing Spider-Man #300 (1988)",
     }
     (price_range,) = _lines(
-        run_cli(
+        invoke_cli(
             "inspect", str(ADAPTER_FIXTURES / "structured/aggregate_offer_low_price_only.html")
         ).stdout
     )
@@ -146,12 +149,12 @@ def test_the_cli_shows_why_an_offer_or_entry_was_rejected() -> None:
         7,
     )
     atom = _lines(
-        run_cli("inspect", str(ADAPTER_FIXTURES / "feeds/atom_self_and_urn_ids.xml")).stdout
+        invoke_cli("inspect", str(ADAPTER_FIXTURES / "feeds/atom_self_and_urn_ids.xml")).stdout
     )
     assert atom[0]["url"] == "https://toyvault.example/journal/entries/beach-bomb.atom"
     assert "is not a URL" in atom[3]["rejected"]["message"]
     merchant = _lines(
-        run_cli("inspect", str(ADAPTER_FIXTURES / "feeds/google_merchant.xml")).stdout
+        invoke_cli("inspect", str(ADAPTER_FIXTURES / "feeds/google_merchant.xml")).stdout
     )
     assert (merchant[1]["price"], merchant[1]["compare_at_price"]) == (
         {"amount": "799.00", "currency": "USD"},
@@ -168,7 +171,7 @@ def test_a_json_feed_is_sniffed_as_a_feed_never_as_a_store_response(name: str) -
         detect_kind(content.replace(b"https://jsonfeed.org", b"https:\\/\\/jsonfeed.org"), name)
         == "feed"
     )
-    forced = run_cli("inspect", str(ADAPTER_FIXTURES / "feeds" / name), "--as", "feed")
+    forced = invoke_cli("inspect", str(ADAPTER_FIXTURES / "feeds" / name), "--as", "feed")
     assert forced.returncode == 0 and "from the feed adapter" in forced.stderr
 
 
@@ -185,7 +188,7 @@ def test_a_json_feed_is_sniffed_as_a_feed_never_as_a_store_response(name: str) -
     ],
 )
 def test_inspect_never_succeeds_with_nothing(path: str, code: int, message: str) -> None:
-    result = run_cli("inspect", str(ADAPTER_FIXTURES / path))
+    result = invoke_cli("inspect", str(ADAPTER_FIXTURES / path))
 
     assert result.returncode == code, result.stderr
     assert result.stdout == ""
@@ -208,6 +211,6 @@ def test_merchant_tsv_and_csv_feeds_are_sniffed_as_feeds_and_other_csvs_are_not(
         detect_kind((ADAPTER_FIXTURES / "feeds/not_merchant.csv").read_bytes(), "not_merchant.csv")
     assert excinfo.value.reason.value == "unexpected_shape"
     assert "Merchant TSV/CSV" in str(excinfo.value)
-    forced = run_cli("inspect", str(ADAPTER_FIXTURES / "feeds/not_merchant.csv"), "--as", "feed")
+    forced = invoke_cli("inspect", str(ADAPTER_FIXTURES / "feeds/not_merchant.csv"), "--as", "feed")
     assert forced.returncode == 2 and "nor a Merchant TSV/CSV product feed" in forced.stderr
     assert len(forced.stderr.strip().splitlines()) == 1
