@@ -6,8 +6,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TEST_WORKERS ?= 3
 # make test: the suite's files run on TEST_WORKERS processes (most of their time is spent waiting
-# on servers and subprocesses), then the tests marked `serial` (gaps and speeds measured at the
-# host) run alone, so a busy neighbour cannot shorten a gap they measure.
+# on servers and subprocesses), slowest files first (tests/conftest.py's SLOW_FILES_FIRST, kept in
+# that order by --no-loadscope-reorder), then the tests marked `serial` (gaps and speeds measured
+# at the host) run alone, so a busy neighbour cannot shorten a gap they measure.
 # The SDK, its parsing kits (adapters) and the fake web are distributions of their own beside the
 # root (rareindex + workers); the stamp is the checksum of all four pyproject files, so editing any of them reinstalls.
 PYPROJECTS := pyproject.toml packages/connectors/pyproject.toml packages/adapters/pyproject.toml \
@@ -38,7 +39,8 @@ demo: $(STAMP) ## Set up, then run the demo end to end on embedded SQLite and pr
 # without them every pytest process rewrites the asserts of all test modules again and every CLI
 # subprocess compiles the index from source (about 13 CPU-seconds a pytest process on 2 vCPUs).
 test: $(STAMP) services lint typecheck ## Set up, start PostgreSQL/Redis if down, lint, type-check, run every test
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=15
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	  -m "not serial" --durations=15
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -m serial --durations=5
 
 services: $(STAMP) ## Start PostgreSQL and Redis when down, install Debian's chromium when missing (root)
