@@ -112,12 +112,16 @@ def _isbn10_ok(code: str) -> bool:
 
 
 _ISBN10 = re.compile(r"^[0-9]{9}[0-9X]$")
-_CODE_NOISE = re.compile(r"[\s\-]")  # spaces and dashes written inside a barcode
+
+
+def _without_noise(code: str) -> str:
+    """A code without the white space and dashes written inside it, upper case."""
+    return "".join(code.split()).replace("-", "").upper()
 
 
 def barcode_kind(code: str) -> tuple[BarcodeKind | None, bool]:
     """``(kind, check_digit_ok)`` of a code; ``(None, False)`` when it is not barcode-shaped."""
-    code = _CODE_NOISE.sub("", code).upper()
+    code = _without_noise(code)
     if code.isdigit() and code.isascii():
         if len(code) == 12 or (len(code) == 17):
             return "upc", _gtin_ok(code[:12])
@@ -150,7 +154,7 @@ def identifiers_from(
             continue
         field = f"{where}.{name}" if where else name
         kind, ok = barcode_kind(value)
-        code = _CODE_NOISE.sub("", value).upper()
+        code = _without_noise(value)
         if kind is None:
             if name == "barcode":
                 notes.append(FeedNote(external_id, NoteCode.UNRECOGNIZED_BARCODE, field, value))

@@ -125,13 +125,14 @@ def extract_woo_page(result: FetchResult) -> Extracted:
 
 
 _TAG = re.compile(r"<[^>]+>")
-_SPACES = re.compile(r"\s+")
 
 
 def _plain(value: str) -> str:
+    """Text without tags or entities, each run of white space one space, none at the ends
+    (``split()`` and ``re``'s ``\\s`` know the same white space characters)."""
     if "<" not in value and "&" not in value:  # no tag to drop, no entity to unescape
-        return _SPACES.sub(" ", value).strip()
-    return _SPACES.sub(" ", html.unescape(_TAG.sub(" ", value))).strip()
+        return " ".join(value.split())
+    return " ".join(html.unescape(_TAG.sub(" ", value)).split())
 
 
 def _at(where: str, key: str) -> str:

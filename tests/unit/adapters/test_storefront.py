@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rareindex_adapters.storefront import (
@@ -118,3 +120,13 @@ def test_load_json_errors(content: bytes, reason: ParseReason) -> None:
 
 def test_load_json_reads_bytes_and_text() -> None:
     assert load_json(b'{"a": [1]}') == load_json('{"a": [1]}') == {"a": [1]}
+
+
+def test_str_split_and_re_know_the_same_white_space() -> None:
+    """The store adapters fold and drop white space with ``str.split()`` where they used ``re``'s
+    ``\\s`` (WooCommerce's ``_plain``, a barcode's noise): both must mean the same characters."""
+    import sys
+
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    assert set(re.findall(r"\s", every)) == {c for c in every if c.isspace()}
+    assert "".join(every.split()) == "".join(c for c in every if not c.isspace())
