@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,16 +47,28 @@ def invoke_cli(
     directory, stdout and stderr captured apart, SystemExit as the exit status (an uncaught
     exception prints its traceback and gives 1, as the interpreter would). What the command
     changes in the process is put back afterwards: the environment, the working directory, the
-    logging and structlog configuration it sets up (configure_logging), the signal handlers."""
+    logging and structlog configuration it sets up (configure_logging), the signal handlers; and
+    every engine the command made (``make_engine``) is disposed of, as its process's exit would
+    close its connections (an open one would hold locks a later reset of the database waits
+    for)."""
     import contextlib
     import io
     import logging
     import signal
     import traceback
+    from unittest import mock
 
     import structlog
 
+    import rareindex.storage.engine
     from workers.cli import main
+
+    made: list[Any] = []
+    create_engine = rareindex.storage.engine.create_engine
+
+    def tracked(*positional: Any, **keywords: Any) -> Any:
+        made.append(engine := create_engine(*positional, **keywords))
+        return engine
 
     saved_env = dict(os.environ)
     saved_argv = sys.argv
@@ -71,6 +84,7 @@ def invoke_cli(
         os.environ.update(env or {})
         sys.argv = ["rareindex", *args]
         with (
+            mock.patch.object(rareindex.storage.engine, "create_engine", tracked),
             contextlib.chdir(cwd or REPO),
             contextlib.redirect_stdout(out),
             contextlib.redirect_stderr(err),
@@ -87,6 +101,8 @@ def invoke_cli(
                 traceback.print_exc()
                 code = 1
     finally:
+        for engine in made:
+            engine.dispose()
         os.environ.clear()
         os.environ.update(saved_env)
         sys.argv = saved_argv

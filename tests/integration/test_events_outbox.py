@@ -286,7 +286,7 @@ def test_filters_pages_and_the_pruning_horizon(any_engine: Engine) -> None:
 
 def test_the_prune_command_keeps_the_retention(any_engine: Engine, tmp_path: Path) -> None:
     from rareindex.storage import upgrade
-    from tests.cli_helpers import run_cli
+    from tests.cli_helpers import invoke_cli
 
     upgrade(any_engine)
     for i in range(4):
@@ -300,15 +300,15 @@ def test_the_prune_command_keeps_the_retention(any_engine: Engine, tmp_path: Pat
         "RI_DATA_DIR": str(tmp_path),
         "RI_EVENTS_RETENTION_DAYS": "30",
     }
-    kept = run_cli("events", "prune", env=env)
+    kept = invoke_cli("events", "prune", env=env)
     assert kept.returncode == 0, kept.stderr
     assert "pruned 0 events older than 30 days" in kept.stdout
-    done = run_cli("events", "prune", "--days", "7", env=env)
+    done = invoke_cli("events", "prune", "--days", "7", env=env)
     assert done.returncode == 0, done.stderr
     assert "pruned 2 events older than 7 days; oldest cursor kept: 3" in done.stdout
-    listed = run_cli("events", "list", "--after", "2", env=env)
+    listed = invoke_cli("events", "list", "--after", "2", env=env)
     assert [line.count('"cursor"') for line in listed.stdout.splitlines()] == [1, 1]
-    expired = run_cli("events", "list", "--after", "1", env=env)
+    expired = invoke_cli("events", "list", "--after", "1", env=env)
     assert expired.returncode == 2 and "retention horizon" in expired.stdout
 
 

@@ -22,7 +22,7 @@ from rareindex.storage.fx_coverage import fx_coverage
 from rareindex.storage.fx_settings import set_stale_days, stale_days, sync_stale_days
 from rareindex.storage.schema import VIEW_CURRENCIES, connectors, listings, sales, sources
 from rareindex_connectors.records import currency_minor_unit
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import invoke_cli
 
 # (id, UTC time, price, currency, the ECB publication day whose rates apply)
 SALES = [
@@ -275,18 +275,18 @@ def test_sqlite_views_read_without_rareindex(sqlite_engine: Engine) -> None:
 
 def test_fx_stale_days_command_sets_what_the_views_read(tmp_path: Path) -> None:
     env = {"RI_DATA_DIR": str(tmp_path)}
-    assert run_cli("db", "upgrade", env=env).returncode == 0
-    shown = run_cli("fx", "stale-days", env=env)
+    assert invoke_cli("db", "upgrade", env=env).returncode == 0
+    shown = invoke_cli("fx", "stale-days", env=env)
     assert shown.returncode == 0 and "fx stale days: 7" in shown.stdout
-    assert "fx stale days: 14" in run_cli("fx", "stale-days", "14", env=env).stdout
+    assert "fx stale days: 14" in invoke_cli("fx", "stale-days", "14", env=env).stdout
     bare = sqlite3.connect(tmp_path / "rareindex.db")
     try:
         assert bare.execute("SELECT stale_days FROM fx_settings").fetchone() == (14,)
     finally:
         bare.close()
     # RI_FX_STALE_DAYS, when set, is written whenever the CLI opens the database.
-    given = run_cli("fx", "stale-days", env={**env, "RI_FX_STALE_DAYS": "3"})
+    given = invoke_cli("fx", "stale-days", env={**env, "RI_FX_STALE_DAYS": "3"})
     assert "fx stale days: 3" in given.stdout, given.stderr
-    assert "fx stale days: 3" in run_cli("fx", "stale-days", env=env).stdout  # kept when unset
-    refused = run_cli("fx", "stale-days", "--", "-1", env=env)
+    assert "fx stale days: 3" in invoke_cli("fx", "stale-days", env=env).stdout  # kept when unset
+    refused = invoke_cli("fx", "stale-days", "--", "-1", env=env)
     assert refused.returncode == 2

@@ -203,3 +203,120 @@ def test_a_batch_insert_dedupes_against_the_store_and_within_the_batch(
     assert _count(any_engine) == 3
     with any_engine.connect() as conn:
         assert store.get(conn, result.raw_ids[1]).snapshot == b"<html>p2</html>"
+
+
+def _batch(engine: Engine, store: RawRecordStore, records: list[RawRecordInput]):  # type: ignore[no-untyped-def]
+    with engine.begin() as conn:
+        return store.insert_many(
+            conn,
+            connector_id="demo-cards",
+            connector_version="1",
+            parser_version="1",
+            records=records,
+        )
+
+
+def _records(start: int, stop: int, **changes: object) -> list[RawRecordInput]:
+    return [
+        RawRecordInput(
+            external_id=f"p{i}",
+            url=f"https://s.example/p{i}",
+            payload={"v": 1, "i": i, **changes},
+            fetched_at=T0,
+        )
+        for i in range(start, stop)
+    ]
+
+
+def test_after_an_all_new_batch_the_next_is_written_without_the_claim_until_a_dupe(
+    any_engine: Engine, store: RawRecordStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a connector's batch after an all-new one is written whole by COPY; the
+    ON CONFLICT claim runs for its first batch, and again after a batch that met a dupe."""
+    from rareindex.storage import raw_store
+
+    claims: list[int] = []
+    claim = raw_store._claim_keys
+
+    def counted(conn, connector_id, items):  # type: ignore[no-untyped-def]
+        claims.append(len(items))
+        return claim(conn, connector_id, items)
+
+    monkeypatch.setattr(raw_store, "_claim_keys", counted)
+    assert len(_batch(any_engine, store, _records(0, 3)).raw_ids) == 3  # first: claimed
+    assert len(_batch(any_engine, store, _records(3, 6)).raw_ids) == 3  # all new: no claim
+    # p5 again, unchanged: the whole batch rolls back to its savepoint, then is claimed
+    again = _batch(any_engine, store, _records(5, 8))
+    assert (len(again.raw_ids), again.dupes) == (2, 1)
+    assert len(_batch(any_engine, store, _records(8, 9)).raw_ids) == 1  # claimed: after a dupe
+    assert len(_batch(any_engine, store, _records(9, 10)).raw_ids) == 1  # all new again
+    if any_engine.dialect.name == "postgresql":
+        assert claims == [3, 3, 1]
+    else:  # SQLite claims every batch
+        assert claims == [3, 3, 3, 1, 1]
+    assert _count(any_engine) == 10
+    with any_engine.connect() as conn:
+        keys = conn.execute(text("SELECT count(*) FROM raw_record_keys")).scalar_one()
+        stored = {r.external_id for r in store.iter_connector(conn, "demo-cards")}
+    assert keys == 10
+    assert stored == {f"p{i}" for i in range(10)}
+
+
+def test_a_record_another_writer_stored_meanwhile_is_a_dupe_on_the_copy_path(
+    any_engine: Engine, store: RawRecordStore, tmp_path: Path
+) -> None:
+    """This store expects the batch to be all new; another store (another worker) stored one of
+    its records in between: that one is a dupe, the rest are new, and nothing is stored twice.
+    The batch comes with repeats of its own and a snapshot, prepared as its rows are sent."""
+    _batch(any_engine, store, _records(0, 2))
+    other = RawRecordStore(BlobStore(tmp_path / "other"))
+    _batch(any_engine, other, _records(3, 4))
+    records = _records(2, 5)
+    records.insert(1, records[0])  # p2 twice in the batch
+    records.append(
+        RawRecordInput(
+            external_id="s1", url="https://s.example/s1", payload={}, snapshot=b"<p>s1</p>"
+        )
+    )
+    result = _batch(any_engine, store, records)
+    assert result.dupes == 2  # p2's repeat, and p3 (stored by the other store)
+    assert len(result.raw_ids) == 3  # p2, p4, s1
+    assert _count(any_engine) == 6
+    with any_engine.connect() as conn:
+        stored = store.get_many(conn, result.raw_ids)
+        assert [stored[i].external_id for i in result.raw_ids] == ["p2", "p4", "s1"]
+        assert stored[result.raw_ids[2]].snapshot == b"<p>s1</p>"
+    # all new again: written by COPY, repeats within the batch still counted once
+    more = _records(5, 7)
+    result = _batch(any_engine, store, [more[0], more[1], more[0]])
+    assert (len(result.raw_ids), result.dupes) == (2, 1)
+    assert _count(any_engine) == 8
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["claimed", "copied"])
+def test_a_payload_with_escapes_is_stored_as_its_canonical_text_on_either_path(
+    any_engine: Engine, store: RawRecordStore, warm: bool
+) -> None:
+    """Tabs, newlines, backslashes, NUL escapes and non-ASCII text reach the row as the text
+    the hash was computed over (COPY sends rows in binary on PostgreSQL)."""
+    if warm:
+        _batch(any_engine, store, _records(0, 1))  # the next batch takes the COPY path
+    payload = {"t": "a\tb\nc\\d\u0000e\u00e9\u2603\U0001f0cf", "q": '"', "n": None}
+    record = RawRecordInput(
+        external_id="esc",
+        url="https://s.example/a\tb",
+        payload=payload,
+        fetched_at=T0,
+        http_status=200,
+    )
+    (raw_id,) = _batch(any_engine, store, [record]).raw_ids
+    with any_engine.connect() as conn:
+        got = store.get(conn, raw_id)
+        assert got.payload == payload
+        assert (got.url, got.http_status, got.fetched_at) == ("https://s.example/a\tb", 200, T0)
+        assert got.content_hash == content_hash(payload)
+        if any_engine.dialect.name == "postgresql":
+            as_text = conn.execute(
+                text("SELECT payload::text FROM raw_records WHERE id = :id"), {"id": raw_id}
+            ).scalar_one()
+            assert as_text == canonical_json(payload)

@@ -14,7 +14,7 @@ from rareindex.errors import FxFileError, RareIndexError, UnknownCurrencyError
 from rareindex.fx import convert, ecb_rates, load_ecb_rates, published_rate, rate_on
 from rareindex.storage import upgrade
 from rareindex.storage.schema import fx_rates
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import invoke_cli
 
 SINCE, UNTIL = date(2024, 12, 20), date(2025, 1, 10)
 # A newer ECB file, written by hand in eurofxref-hist's shape (newest first, N/A, trailing comma):
@@ -199,29 +199,29 @@ def test_an_unknown_currency_is_one_clear_line(engine: Engine, call: object) -> 
 
 def test_cli_fx_load_and_convert(tmp_path: Path) -> None:
     env = {"RI_DATA_DIR": str(tmp_path)}
-    empty = run_cli("fx", "load", env=env)
+    empty = invoke_cli("fx", "load", env=env)
     assert empty.returncode == 2
     assert empty.stderr.startswith("error: ") and "run `rareindex db upgrade` first" in empty.stderr
-    assert run_cli("db", "upgrade", env=env).returncode == 0
+    assert invoke_cli("db", "upgrade", env=env).returncode == 0
 
     args = ("fx", "load", "--since", "2024-12-20", "--until", "2025-01-10")
-    first = run_cli(*args, env=env)
+    first = invoke_cli(*args, env=env)
     assert first.returncode == 0, first.stderr
     assert "fx rates: 390 rows inserted" in first.stdout
     assert "covered: 2024-12-20 to 2025-01-10 (13 ECB publication days)" in first.stdout
-    again = run_cli(*args, env=env)
+    again = invoke_cli(*args, env=env)
     assert "fx rates: 0 rows inserted" in again.stdout
-    newer = run_cli("fx", "load", str(NEWER / "eurofxref-hist.zip"), env=env)
+    newer = invoke_cli("fx", "load", str(NEWER / "eurofxref-hist.zip"), env=env)
     assert newer.returncode == 0, newer.stderr
     assert "fx rates: 23 rows inserted from " in newer.stdout
     assert "covered: 2024-12-20 to 2026-11-06 (16 ECB publication days)" in newer.stdout
 
-    converted = run_cli("fx", "convert", "100.00", "GBP", "JPY", "--on", "2024-12-25", env=env)
+    converted = invoke_cli("fx", "convert", "100.00", "GBP", "JPY", "--on", "2024-12-25", env=env)
     assert converted.returncode == 0, converted.stderr
     assert (
         converted.stdout.strip() == "100.00 GBP = 19715 JPY on 2024-12-25 (ECB rates of 2024-12-24)"
     )
-    unknown = run_cli("fx", "convert", "1", "GBP", "XYZ", "--on", "2024-12-25", env=env)
+    unknown = invoke_cli("fx", "convert", "1", "GBP", "XYZ", "--on", "2024-12-25", env=env)
     assert unknown.returncode == 2
     assert unknown.stderr.startswith("error: unknown currency 'XYZ': use one of AUD")
 

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -67,7 +67,18 @@ def prepare_batch(records: Sequence[RawRecordInput]) -> PreparedBatch:
     """The work of a batch insert that needs no database (JSON, hashes, ids): a crawl does it
     on its fetch loop and leaves only the statements to its writer."""
     prepared = PreparedBatch([])
-    seen: dict[tuple[str, str], tuple[RawRecordInput, str, str, str]] = {}
+    for _ in _preparing(records, prepared):
+        pass
+    return prepared
+
+
+def _preparing(
+    records: Iterable[RawRecordInput], prepared: PreparedBatch
+) -> Iterator[tuple[RawRecordInput, str, str, str]]:
+    """Prepare ``records`` into ``prepared`` one at a time, yielding each new candidate as it is
+    added: a batch insert can send each row while the next is prepared."""
+    seen: set[tuple[str, str]] = set()
+    add = prepared.candidates.append
     for record in records:
         text = canonical_json(record.payload)  # once: for the hash and for the row
         digest = content_hash(record.payload, record.snapshot, canonical=text)
@@ -75,9 +86,10 @@ def prepare_batch(records: Sequence[RawRecordInput]) -> PreparedBatch:
         if key in seen:
             prepared.dupes += 1  # the same content twice in one batch
             continue
-        seen[key] = (record, digest, new_id("raw"), text)
-    prepared.candidates = list(seen.values())
-    return prepared
+        seen.add(key)
+        candidate = (record, digest, new_id("raw"), text)
+        add(candidate)
+        yield candidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,26 +122,91 @@ _COPY_COLUMNS = (
 )
 
 
-def _copy_rows(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+_COPY_TYPES = (
+    "text",
+    "timestamptz",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",  # payload: a json column's binary input is its text, as is text's
+    "text",
+    "int4",
+    "text",
+    "int4",
+    "text",
+    "text",
+    "text",
+)
+"""The binary wire type of each of :data:`_COPY_COLUMNS`."""
+
+_COPY_STATEMENT = f"COPY raw_records ({', '.join(_COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+
+
+def _copy_rows(conn: Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     """PostgreSQL: ``COPY … FROM STDIN`` on the transaction's own connection (several times
     faster than row inserts; the rows commit or roll back with everything else). ``rows`` are
-    tuples in :data:`_COPY_COLUMNS` order, the payload as its canonical JSON text."""
+    tuples in :data:`_COPY_COLUMNS` order, the payload as its canonical JSON text.
+
+    In binary: the text format made psycopg escape, and the server scan, every byte of each
+    ~1 KB payload for tabs, newlines and backslashes, and the server parse each timestamp
+    (docs/performance.md, section 2)."""
     driver = conn.connection.driver_connection
     assert driver is not None
-    columns = ", ".join(_COPY_COLUMNS)
-    statement = f"COPY raw_records ({columns}) FROM STDIN"
-    with driver.cursor() as cursor, cursor.copy(statement) as copy:
+    with driver.cursor() as cursor, cursor.copy(_COPY_STATEMENT) as copy:
+        copy.set_types(_COPY_TYPES)
         write = copy.write_row
         for row in rows:
             write(row)
 
 
+_KEYS_COPY = (
+    "COPY raw_record_keys (connector_id, external_id, content_hash, raw_id, fetched_at) "
+    "FROM STDIN (FORMAT BINARY)"
+)
+_KEYS_TYPES = ("text", "text", "text", "text", "timestamptz")
+
+
+def _copy_all_new(
+    conn: Connection,
+    connector_id: str,
+    rows: Iterable[tuple[Any, ...]],
+    prepared: PreparedBatch,
+) -> bool:
+    """PostgreSQL, for a batch expected to hold no dupes: COPY ``rows`` (every candidate), then
+    COPY the candidates' dedupe keys, in a savepoint. False when a key was stored already: the
+    savepoint is rolled back, so neither the keys nor the rows were written.
+
+    The keys' primary key still decides, so a key another transaction stored meanwhile is
+    refused, never written twice. A plain insert of a key costs the server about half the work
+    of the ``ON CONFLICT`` claim, and ``rows`` may be an iterator that prepares each row as it
+    is sent (the server stores one while the next is prepared); docs/performance.md, section 2.
+    """
+    from psycopg.errors import UniqueViolation
+
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    try:
+        with conn.begin_nested():
+            _copy_rows(conn, rows)
+            with driver.cursor() as cursor, cursor.copy(_KEYS_COPY) as copy:
+                copy.set_types(_KEYS_TYPES)
+                write = copy.write_row
+                for record, digest, raw_id, _ in prepared.candidates:
+                    write((connector_id, record.external_id, digest, raw_id, record.fetched_at))
+    except UniqueViolation as exc:
+        if exc.diag.table_name != "raw_record_keys":
+            raise
+        return False
+    return True
+
+
 def _claim_keys(
     conn: Connection, connector_id: str, items: list[tuple[RawRecordInput, str, str, str]]
 ) -> set[str]:
-    """Insert the dedupe keys; the raw ids whose keys were new. On PostgreSQL one statement
-    over arrays sent in binary (``%b``: no per-element text quoting); elsewhere one multi-row
-    insert."""
+    """Insert the dedupe keys that are new; the raw ids whose keys were new. On PostgreSQL one
+    statement over arrays sent in binary (``%b``: no per-element text quoting); elsewhere one
+    multi-row insert."""
     if conn.dialect.name == "postgresql":
         driver = conn.connection.driver_connection
         assert driver is not None
@@ -147,10 +224,12 @@ def _claim_keys(
                 ),
             )
             return {row[0] for row in cursor.fetchall()}
-    claim = sqlite.insert(raw_record_keys).on_conflict_do_nothing()
+    claim = (
+        sqlite.insert(raw_record_keys).on_conflict_do_nothing().returning(raw_record_keys.c.raw_id)
+    )
     return set(
         conn.execute(
-            claim.returning(raw_record_keys.c.raw_id),
+            claim,
             [
                 {
                     "connector_id": connector_id,
@@ -170,6 +249,10 @@ class RawRecordStore:
 
     def __init__(self, blobs: BlobStore):
         self.blobs = blobs
+        # Per connector: whether its last batch here was all new. Such a connector's next batch
+        # is written whole (_copy_all_new); after one that met a dupe (a recrawl of unchanged
+        # pages) the keys are claimed first, so no rows are sent only to be rolled back.
+        self._all_new: dict[str, bool] = {}
 
     def insert(
         self,
@@ -213,41 +296,64 @@ class RawRecordStore:
         records: Sequence[RawRecordInput] | PreparedBatch,
         run_id: str | None = None,
     ) -> BatchInsert:
-        """Store a batch like :meth:`insert` does one record, in two statements for the whole
-        batch (claim the dedupe keys, then insert the rows whose keys were new). ``records``
-        may come as :func:`prepare_batch` made them."""
-        prepared = records if isinstance(records, PreparedBatch) else prepare_batch(records)
+        """Store a batch like :meth:`insert` does one record. ``records`` may come as
+        :func:`prepare_batch` made them.
+
+        On PostgreSQL a connector whose last batch here was all new (a first crawl, new pages)
+        has the next one written whole, rows then keys, two COPYs in a savepoint; only if one of
+        its keys is stored already is that rolled back and the batch written as any other: claim
+        the keys that are new (``ON CONFLICT DO NOTHING``), then COPY those rows. A connector's
+        first batch here, and each after one that met a dupe, starts with the claim."""
+
+        def row(candidate: tuple[RawRecordInput, str, str, str]) -> tuple[Any, ...]:
+            record, digest, raw_id, text = candidate
+            snapshot = record.snapshot
+            return (  # in _COPY_COLUMNS order
+                raw_id,
+                record.fetched_at,
+                connector_id,
+                run_id,
+                record.external_id,
+                record.url,
+                text,  # the payload: COPY takes its canonical JSON text
+                self.blobs.put(snapshot) if snapshot is not None else None,
+                len(snapshot) if snapshot is not None else None,
+                record.engine,
+                record.http_status,
+                digest,
+                connector_version,
+                parser_version,
+            )
+
+        if not len(records):
+            return BatchInsert()
+        postgresql = conn.dialect.name == "postgresql"
+        if postgresql and self._all_new.get(connector_id, False):
+            if isinstance(records, PreparedBatch):
+                prepared, sent = records, iter(records.candidates)
+            else:  # prepared while the rows stream out
+                prepared = PreparedBatch([])
+                sent = _preparing(records, prepared)
+            if _copy_all_new(conn, connector_id, map(row, sent), prepared):
+                raw_ids = [raw_id for _, _, raw_id, _ in prepared.candidates]
+                return BatchInsert(raw_ids=raw_ids, dupes=prepared.dupes)
+            # rolled back: a dupe among them (every row was sent, so ``prepared`` is whole)
+        else:
+            prepared = records if isinstance(records, PreparedBatch) else prepare_batch(records)
         candidates = prepared.candidates
         result = BatchInsert(dupes=prepared.dupes)
         if not candidates:
             return result
         claimed = _claim_keys(conn, connector_id, candidates)
-        rows: list[tuple[Any, ...]] = []  # in _COPY_COLUMNS order
-        for record, digest, raw_id, text in candidates:
-            if raw_id not in claimed:
+        self._all_new[connector_id] = len(claimed) == len(candidates)
+        rows: list[tuple[Any, ...]] = []
+        for candidate in candidates:
+            if candidate[2] not in claimed:
                 result.dupes += 1
                 continue
-            snapshot = record.snapshot
-            rows.append(
-                (
-                    raw_id,
-                    record.fetched_at,
-                    connector_id,
-                    run_id,
-                    record.external_id,
-                    record.url,
-                    text,  # the payload: COPY takes its canonical JSON text
-                    self.blobs.put(snapshot) if snapshot is not None else None,
-                    len(snapshot) if snapshot is not None else None,
-                    record.engine,
-                    record.http_status,
-                    digest,
-                    connector_version,
-                    parser_version,
-                )
-            )
-            result.raw_ids.append(raw_id)
-        if rows and conn.dialect.name == "postgresql":
+            rows.append(row(candidate))
+            result.raw_ids.append(candidate[2])
+        if rows and postgresql:
             _copy_rows(conn, rows)
         elif rows:  # the JSON column takes the payload itself, not its text
             payloads = {raw_id: record.payload for record, _, raw_id, _ in candidates}
