@@ -54,7 +54,7 @@ from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.shopify_data import shop_data
 from rareindex_fakeweb.sites.woo_data import woo_data
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import invoke_cli
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
 SHOP_IDS = sorted(str(p["id"]) for p in shop_data(7).products)
@@ -441,7 +441,7 @@ def test_cli_status_table_and_one_line_errors(any_engine: Engine, tmp_path: Path
     backfill_id = start_backfill(any_engine, "cards-shop", page_budget=7)
     pause(any_engine, backfill_id)
     env = _cli_env(any_engine, tmp_path)
-    shown = run_cli("backfill", "status", "cards-shop", env=env)
+    shown = invoke_cli("backfill", "status", "cards-shop", env=env)
     assert shown.returncode == 0, shown.stderr
     for name, value in (
         ("campaign", backfill_id),
@@ -456,12 +456,12 @@ def test_cli_status_table_and_one_line_errors(any_engine: Engine, tmp_path: Path
         ("last cursor", "null"),
     ):
         assert re.search(rf"{name}\s*│\s*{value}\s*│", shown.stdout), (name, shown.stdout)
-    refused = run_cli("backfill", "start", "cards-shop", "--page-budget", "3", env=env)
+    refused = invoke_cli("backfill", "start", "cards-shop", "--page-budget", "3", env=env)
     assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
         f"error: cards-shop already has a paused backfill ({backfill_id}); resume or cancel it "
         "first (`rareindex backfill status cards-shop`)"
     ]
-    bad = run_cli("backfill", "start", "cards-shop", "--since", "last week", env=env)
+    bad = invoke_cli("backfill", "start", "cards-shop", "--since", "last week", env=env)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
         "error: --since 'last week' is not a date; use YYYY-MM-DD"
     ]

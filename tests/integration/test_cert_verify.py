@@ -51,7 +51,7 @@ from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.grader import Certificate, cert_record, grader_data
 from rareindex_fakeweb.sites.market_data import Listing, market_data
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import invoke_cli
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
 FAST = PolicySet.from_mapping(FakeWeb.policy())
@@ -433,9 +433,9 @@ def test_recorded_sightings_and_verify_pending_verify_every_cert_the_market_show
 
 def test_cli_cert_lookup_prints_certificates_sightings_and_one_line_errors(tmp_path: Path) -> None:
     env = {"RI_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}", "RI_DATA_DIR": str(tmp_path)}
-    assert run_cli("db", "upgrade", env=env).returncode == 0
+    assert invoke_cli("db", "upgrade", env=env).returncode == 0
     planted = MISTITLED[0]
-    shown = run_cli("cert", "lookup", _url(planted), "--fake-web", "--json", env=env)
+    shown = invoke_cli("cert", "lookup", _url(planted), "--fake-web", "--json", env=env)
     assert shown.returncode == 0, shown.stderr
     result = json.loads(shown.stdout)
     [sighting] = result["sightings"]
@@ -445,7 +445,7 @@ def test_cli_cert_lookup_prints_certificates_sightings_and_one_line_errors(tmp_p
     )
     assert result["certificates"][0]["subject"] == _truth(planted.cert or "")["Subject"]
 
-    table = run_cli("cert", "lookup", f"PSA {planted.cert}", "--fake-web", env=env)
+    table = invoke_cli("cert", "lookup", f"PSA {planted.cert}", "--fake-web", env=env)
     assert table.returncode == 0, table.stderr
     assert (
         "JACKSON HOLLIDAY" in table.stdout or _truth(planted.cert or "")["Subject"] in table.stdout
@@ -457,7 +457,7 @@ def test_cli_cert_lookup_prints_certificates_sightings_and_one_line_errors(tmp_p
         ("not-a-cert", "neither a cert number"),
         ("99999999", "no grader registry knows cert 99999999"),
     ):
-        refused = run_cli("cert", "lookup", target, "--fake-web", env=env)
+        refused = invoke_cli("cert", "lookup", target, "--fake-web", env=env)
         lines = refused.stderr.strip().splitlines()
         assert refused.returncode == 2 and len(lines) == 1, refused.stderr
         assert lines[0].startswith("error:") and words in lines[0]
