@@ -28,6 +28,7 @@ from sqlalchemy import Engine, Table, func, select, text
 
 from rareindex.crawl import run_connector
 from rareindex.fetching import build_fetch_stack
+from rareindex.handoff import ValidatedRecords
 from rareindex.indexer import resolve_pending
 from rareindex.normalizer import normalize_raw
 from rareindex.pipeline import PipelineResult, process, replay
@@ -39,6 +40,7 @@ from rareindex.storage.catalog_store import import_catalog
 from rareindex.storage.connector_rows import sync_connectors
 from rareindex.storage.ids import stable_id
 from rareindex.storage.index_report import median_prices_usd
+from rareindex.storage.normalized_store import pending_normalized
 from rareindex.storage.schema import (
     asset_variants,
     assets,
@@ -57,7 +59,12 @@ from rareindex.storage.schema import (
 )
 from rareindex_connectors import Connector, ConnectorHealth, ConnectorMeta, CrawlContext
 from rareindex_connectors.errors import ParseError, ParseReason
-from rareindex_connectors.records import NormalizedRecord, RawRecord, RawRecordInput
+from rareindex_connectors.records import (
+    NormalizedRecord,
+    RawRecord,
+    RawRecordInput,
+    parse_normalized,
+)
 from rareindex_connectors.runtime import PolicySet
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
@@ -758,6 +765,27 @@ def test_a_raw_id_given_twice_in_one_call_is_counted_once(
     assert rows == 2
     assert _stats_of(sqlite_engine, "card-market")[("sale", "price")] == (2, 2)
     assert result.normalized.records == 2
+
+
+def test_pending_rows_leave_out_only_the_records_the_handoff_holds(
+    any_engine: Engine, tmp_path: Path
+) -> None:
+    market = REGISTRY.get("card-market")
+    _setup(any_engine, [market], catalog=False)
+    store = RawRecordStore(BlobStore(tmp_path / "blobs"))
+    records = [_sold(str(i), f"{ZARD} PSA {i}", f"{i}0.00", day=i) for i in range(1, 5)]
+    raw_ids = _store(any_engine, store, market, records)
+    handoff = ValidatedRecords()
+    normalize_raw(any_engine, REGISTRY, raw_ids, blobs=store.blobs, handoff=handoff)
+    with any_engine.connect() as conn:
+        full = pending_normalized(conn, limit=10)
+        assert len(full) == len(handoff) == 4
+        first = full[0]["id"]
+        kept = handoff.take(first)
+        assert kept is not None and parse_normalized(full[0]["record"]) == kept
+        held = pending_normalized(conn, limit=10, held=handoff)
+        assert held == [{**row, "record": None} if row["id"] != first else row for row in full]
+        assert pending_normalized(conn, limit=10, held=ValidatedRecords()) == full
 
 
 def test_unmatched_sales_stay_visible_and_outliers_are_flagged(

@@ -53,5 +53,8 @@ class ValidatedRecords:
         """The record stored under ``row_id``, once; None when it is not held."""
         return self._records.pop(row_id, None)
 
+    def __contains__(self, row_id: object) -> bool:
+        return row_id in self._records
+
     def __len__(self) -> int:
         return len(self._records)

@@ -129,12 +129,14 @@ def resolve_pending(
     records = _Records(handoff)
     while True:
         with engine.begin() as conn:
-            catalog_rows = pending_normalized(conn, limit=batch, kinds=["catalog_item"])
+            catalog_rows = pending_normalized(
+                conn, limit=batch, kinds=["catalog_item"], held=handoff
+            )
             if catalog_rows:
                 _import_catalog_rows(engine, conn, catalog_rows, summary, records)
                 continue
         with engine.begin() as conn:
-            rows = pending_normalized(conn, limit=batch)
+            rows = pending_normalized(conn, limit=batch, held=handoff)
             if not rows:
                 break
             _resolve_batch(engine, conn, rows, summary, records)
@@ -162,7 +164,7 @@ class _Records:
 
     def of(self, row: PendingRow) -> Any:
         if self._handoff is not None and (record := self._handoff.take(row["id"])) is not None:
-            return record
+            return record  # its row was read without its record (``pending_normalized(held=)``)
         return parse_normalized(row["record"])
 
 

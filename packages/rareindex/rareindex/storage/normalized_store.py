@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
@@ -129,12 +129,27 @@ def raw_ids_in_scope(
 
 
 def pending_normalized(
-    conn: Connection, *, limit: int, kinds: Iterable[str] | None = None
+    conn: Connection,
+    *,
+    limit: int,
+    kinds: Iterable[str] | None = None,
+    held: Container[str] | None = None,
 ) -> list[PendingRow]:
-    """Up to ``limit`` pending rows in id order (their raw fetch time comes with them)."""
+    """Up to ``limit`` pending rows in id order (their raw fetch time comes with them).
+
+    ``held``: ids whose records the caller already holds (the pipeline's handoff); their
+    ``record`` is None instead of read and decoded, and the others' come in a second query.
+    """
+    if held is not None and not held:
+        held = None  # nothing held: the records come with the rows, in one query
+    columns = [
+        c
+        for c in normalized_records.c
+        if c.name != "fetched_at" and (held is None or c.name != "record")
+    ]
     query = (
         select(
-            *(c for c in normalized_records.c if c.name != "fetched_at"),  # the raw's, below
+            *columns,  # fetched_at is the raw record's, below
             raw_records.c.fetched_at,
             raw_records.c.url.label("raw_url"),
         )
@@ -149,7 +164,22 @@ def pending_normalized(
     )
     if kinds is not None:
         query = query.where(normalized_records.c.kind.in_(list(kinds)))
-    return cast("list[PendingRow]", [dict(r._mapping) for r in conn.execute(query)])
+    result = conn.execute(query)
+    keys = tuple(result.keys())
+    rows = [dict(zip(keys, row, strict=True)) for row in result]
+    if held is not None:
+        missing = [row["id"] for row in rows if row["id"] not in held]
+        records = _records_of(conn, missing) if missing else {}
+        for row in rows:
+            row["record"] = records.get(row["id"])
+    return cast("list[PendingRow]", rows)
+
+
+def _records_of(conn: Connection, ids: Sequence[str]) -> dict[str, Any]:
+    query = select(normalized_records.c.id, normalized_records.c.record).where(
+        one_of(normalized_records.c.id, ids, conn.dialect.name)
+    )
+    return {row_id: record for row_id, record in conn.execute(query)}
 
 
 _DECISION_COLUMNS = (
