@@ -211,7 +211,14 @@ EDITIONS: tuple[str, ...] = tuple(name for name, _ in _EDITION_RULES)
 """Every value :attr:`TitleFacts.edition` can take."""
 _EDITION_RES = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _EDITION_RULES)
 # Any edition at all, in one search (most titles name none); then the first rule that matches.
-_ANY_EDITION_RE = re.compile("|".join(f"(?:{rx})" for _, rx in _EDITION_RULES), re.IGNORECASE)
+# Every rule starts at a word boundary with one of these characters (test_titles checks them).
+_EDITION_STARTS = "1fsu"
+_ANY_EDITION_RE = re.compile(
+    rf"\b(?=[{_EDITION_STARTS}])(?:"
+    + "|".join(f"(?:{rx})" for rx in (rule.removeprefix(r"\b") for _, rule in _EDITION_RULES))
+    + ")",
+    re.IGNORECASE,
+)
 
 CONDITIONS: tuple[str, ...] = tuple(name for name, _ in _CONDITION_RULES)
 """Every value :attr:`TitleFacts.condition` can take."""

@@ -384,3 +384,11 @@ def test_the_any_edition_search_gives_the_rules_answer(title: str) -> None:
     expected = next((name for name, rx in titles._EDITION_RES if rx.search(title)), None)
     assert titles.edition_of(title) == expected
     assert (titles._ANY_EDITION_RE.search(title) is not None) == (expected is not None)
+
+
+def test_each_edition_rule_starts_at_a_word_with_a_character_the_any_search_lets_through() -> None:
+    allowed = _first_characters(f"[{titles._EDITION_STARTS}]")
+    for edition, rule in titles._EDITION_RULES:
+        assert rule.startswith(r"\b"), edition
+        starts = _first_characters(rule)
+        assert "*" not in starts and starts <= allowed, (edition, rule, starts - allowed)
