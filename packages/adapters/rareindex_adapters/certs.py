@@ -135,6 +135,11 @@ _LOOKUP_URLS = (
     (re.compile(rf"pcgs\.com/cert/({_CERT})\b", re.IGNORECASE), "PCGS"),
     (re.compile(rf"ngccoin\.com/certlookup/({_CERT})\b", re.IGNORECASE), "NGC"),
 )
+# The characters a word _GRADER_TOKEN or _CERT_LABEL matches can start with: their first letters
+# in either case, and the long s (U+017F), which re's IGNORECASE takes for an s (test_certs checks
+# both sets against re on every character).
+_GRADER_FIRST = frozenset("PBCSNpbcsn\u017f")
+_LABEL_FIRST = frozenset("Cc")
 _LOOKUP_HINT = re.compile(r"\.com/cert", re.IGNORECASE)  # in each lookup URL: one search, not four
 _DIGITS = "0123456789"
 _SPECIFIC_GRADER_KEYS = frozenset({"professional grader", "grader", "grading company"})
@@ -246,6 +251,8 @@ def _status(words: list[str], raw: list[str], start: int, end: int) -> str:
 def _mentions(raw: list[str], words: list[str]) -> list[_Mention]:
     found = []
     for j, word in enumerate(words):
+        if word[:1] not in _GRADER_FIRST:  # most words: one test instead of a failed match
+            continue
         match = _GRADER_TOKEN.match(word)
         if not match:
             continue
@@ -285,7 +292,7 @@ def _title_mentions(
     raw: list[str], words: list[str], mentions: list[_Mention]
 ) -> list[CertMention]:
     two = len({m.grader for m in mentions}) > 1
-    labels = [i for i, w in enumerate(words) if _CERT_LABEL.match(w)]
+    labels = [i for i, w in enumerate(words) if w[:1] in _LABEL_FIRST and _CERT_LABEL.match(w)]
     found: list[CertMention] = []
     for i, word in enumerate(words):
         if word[-1:] not in _DIGITS:  # both patterns end with a digit: most words are passed over

@@ -30,3 +30,19 @@ def test_every_lookup_url_has_the_hint_searched_before_them() -> None:
     for pattern, _ in certs._LOOKUP_URLS:
         assert r"\.com/cert" in pattern.pattern, pattern.pattern
     assert extract_certs("see PSACARD.COM/CERT/12345678")[0].flags == ("lookup_url", "title")
+
+
+def test_the_first_character_sets_are_those_re_matches() -> None:
+    """A word is matched against ``_GRADER_TOKEN`` / ``_CERT_LABEL`` only when its first character
+    is in ``_GRADER_FIRST`` / ``_LABEL_FIRST``: each set must hold every character the pattern's
+    first letters match (IGNORECASE included), on every code point."""
+    import re
+    import sys
+
+    from rareindex_adapters import certs
+
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    firsts = {name[0] for name in (*certs.GRADERS, "BECKETT")}
+    for letters, allowed in ((firsts, certs._GRADER_FIRST), ({"C"}, certs._LABEL_FIRST)):
+        first = re.compile(f"[{''.join(sorted(letters))}]", re.IGNORECASE)
+        assert set(first.findall(every)) == allowed
