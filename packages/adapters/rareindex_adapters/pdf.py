@@ -194,11 +194,12 @@ def _drafts(document: PageWords) -> list[_Draft | Rejected]:
     columns: list[_layout.Column] | None = None
     for page_no in range(1, len(document) + 1):
         lines = _layout.lines(document.words(page_no - 1))
-        headers = [i for i, line in enumerate(lines) if _layout.header(line) is not None]
+        line_headers = [_layout.header(line) for line in lines]
+        headers = [i for i, header in enumerate(line_headers) if header is not None]
         first = headers[0] if headers else 0  # above the header: title block, running head
         last: _Draft | None = None
         for line_no, line in enumerate(lines[first:], start=first + 1):
-            header = _layout.header(line)
+            header = line_headers[line_no - 1]
             if header is not None:
                 columns, last = header, None
                 continue
