@@ -19,7 +19,7 @@ from sqlalchemy import Engine, select
 from rareindex.settings import REPO_ROOT
 from rareindex.storage import make_engine
 from rareindex.storage.schema import assets, brands, sets
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import invoke_cli, run_cli
 
 SAMPLE = REPO_ROOT / "fixtures/catalogs/pokemon-tcg-sample"
 KNOWN = "known formats: csv, jsonl, pokemon-tcg"
@@ -36,7 +36,7 @@ def cli_db(
         env["RI_DATABASE_URL"] = request.getfixturevalue("pg_url")
     else:
         engine = make_engine(f"sqlite:///{tmp_path / 'rareindex.db'}")
-    upgraded = run_cli("db", "upgrade", env=env)
+    upgraded = invoke_cli("db", "upgrade", env=env)
     assert upgraded.returncode == 0, upgraded.stderr
     yield env, engine
     engine.dispose()
@@ -103,7 +103,7 @@ def test_the_pokemon_sample_imports_then_a_newer_dump_updates_in_place(
     cli_db: tuple[dict[str, str], Engine], tmp_path: Path
 ) -> None:
     env, engine = cli_db
-    first = run_cli("catalog", "import", str(SAMPLE), env=env)
+    first = invoke_cli("catalog", "import", str(SAMPLE), env=env)
     assert _ok(first) == _counts(SAMPLE, "pokemon-tcg", 1175, 1175, 0, 0, "11 sets, 1 brands")
     loaded = _rows(engine)
     assert len(loaded["assets"]) == 1175
@@ -127,7 +127,7 @@ def test_the_pokemon_sample_imports_then_a_newer_dump_updates_in_place(
     assert _error(bad) == f"{cards}: card {position}: field 'number' is missing"
     assert _rows(engine) == loaded  # same ids, same rows, same timestamps: nothing written
 
-    updated = run_cli("catalog", "import", str(newer), env=env)
+    updated = invoke_cli("catalog", "import", str(newer), env=env)
     assert _ok(updated) == _counts(newer, "pokemon-tcg", 1175, 0, 2, 1173, "11 sets, 1 brands")
     after = _assets_by_ref(engine)
     assert len(after) == 1175
@@ -139,7 +139,7 @@ def test_the_pokemon_sample_imports_then_a_newer_dump_updates_in_place(
     assert before["base2-1"].attributes["rarity"] == "Rare Holo"
     same = [ref for ref in after if ref not in ("base1-4", "base2-1")]
     assert all(tuple(after[ref]) == tuple(before[ref]) for ref in same)
-    again = run_cli("catalog", "import", str(newer), env=env)
+    again = invoke_cli("catalog", "import", str(newer), env=env)
     assert _ok(again) == _counts(newer, "pokemon-tcg", 1175, 0, 0, 1175, "11 sets, 1 brands")
 
 
@@ -173,7 +173,7 @@ def test_format_forcing_unknown_names_and_top_level_identifiers(
     assert _error(nothing) == f"no catalog format recognises {empty} (a folder); {KNOWN}"
     assert _rows(engine)["assets"] == []
 
-    forced = run_cli("catalog", "import", str(lines), "--format", "jsonl", env=env)
+    forced = invoke_cli("catalog", "import", str(lines), "--format", "jsonl", env=env)
     assert _ok(forced) == _counts(lines, "jsonl", 2, 2, 0, 0, "1 sets, 1 brands")
     stored = _assets_by_ref(engine)
     assert stored["z1"].identifiers == {"set_code": "BS", "upc": "820650123456"}

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rareindex.settings import REPO_ROOT
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import invoke_cli
 
 SAMPLE = REPO_ROOT / "fixtures/catalogs/pokemon-tcg-sample"
 TITLES = [
@@ -28,11 +28,11 @@ def resolved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, An
     tmp = tmp_path_factory.mktemp("explain")
     env = {"RI_DATA_DIR": str(tmp), "RI_LOG_LEVEL": "warning"}
     for args in (("db", "upgrade"), ("catalog", "import", str(SAMPLE))):
-        done = run_cli(*args, env=env)
+        done = invoke_cli(*args, env=env)
         assert done.returncode == 0, done.stderr
     titles = Path(tmp) / "titles.txt"
     titles.write_text("\n".join(TITLES) + "\n", encoding="utf-8")
-    out = run_cli("resolve", str(titles), "--explain", "--limit", "5", env=env)
+    out = invoke_cli("resolve", str(titles), "--explain", "--limit", "5", env=env)
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [line["title"] for line in lines] == TITLES
