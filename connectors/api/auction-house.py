@@ -107,9 +107,14 @@ def _raw(external_id: str, url: str, payload: Any, result: FetchResult) -> RawRe
     )
 
 
+def _grading(title: str) -> dict[str, Any]:
+    """The grade and raw condition a lot's title states."""
+    facts = lift_grading(title)
+    return {"grading": facts.grading, "condition": facts.condition}
+
+
 def _graded(record: dict[str, Any]) -> AuctionLot:
-    facts = lift_grading(record["title"])
-    lot = parse_normalized({**record, "grading": facts.grading, "condition": facts.condition})
+    lot = parse_normalized({**record, **_grading(record["title"])})
     if not isinstance(lot, AuctionLot):  # pragma: no cover - the caller fixes the kind
         raise TypeError(type(lot).__name__)
     return lot
@@ -320,8 +325,9 @@ class AuctionHouseConnector:
             auction_id=str(payload["sale_id"]),
             auction_title=payload.get("title"),
             buyer_premium_rate=Decimal(rate) if rate else None,
+            title_fields=_grading,  # validated with the lot, not dumped and validated again
         )
-        return [_graded(lot.model_dump()) for lot in lots]
+        return list(lots)
 
     async def health_check(self, ctx: CrawlContext) -> ConnectorHealth:
         try:

@@ -29,10 +29,10 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from rareindex_connectors.errors import ParseError, ParseReason
 from rareindex_connectors.records import AuctionLot, Money, currency_minor_unit, parse_normalized
@@ -279,6 +279,7 @@ def rows_to_auction_lots(
     auction_id: str,
     auction_title: str | None = None,
     buyer_premium_rate: Decimal | None = None,
+    title_fields: Callable[[str], Mapping[str, Any]] | None = None,
 ) -> list[AuctionLot]:
     """Rows as :class:`AuctionLot` records, hammer and price realised kept apart as printed.
 
@@ -287,6 +288,8 @@ def rows_to_auction_lots(
     four places), since minimum premiums make it differ from the nominal rate. Nothing is
     derived: a row without a printed price realised has ``price_realised=None``.
     ``external_id`` is ``"{auction_id}:{lot_number}"``; an empty title becomes ``"Lot N"``.
+    ``title_fields`` gives more fields of a lot from its title (a connector's ``grading`` and
+    ``condition`` from :func:`.titles.lift_grading`): they are validated with the lot, once.
 
     Raises:
         ParseError: a row does not make a valid lot (``field`` is prefixed with its lot number).
@@ -308,6 +311,8 @@ def rows_to_auction_lots(
             "buyer_premium_rate": rate,
             "price_realised": row.price_realised,
         }
+        if title_fields is not None:
+            record |= title_fields(str(record["title"]))
         try:
             lot = parse_normalized(record)
         except ParseError as exc:

@@ -16,6 +16,7 @@ from rareindex_adapters.pdf import (
     rows_to_auction_lots,
 )
 from rareindex_connectors._money import Money
+from rareindex_connectors._normalized import AuctionLot
 from rareindex_connectors.errors import ParseError, ParseReason
 
 HEADER = ("Lot", "Description", "Hammer", "Premium", "Price Realised")
@@ -398,3 +399,24 @@ def test_parsed_rows_become_lots_end_to_end() -> None:
         Money(amount="1250", currency="EUR"),
         Decimal("0.2500"),
     )
+
+
+def test_title_fields_are_validated_with_the_lot() -> None:
+    """A connector's fields from the title (its grading) go into the lot as it is validated,
+    the same lot as validating the dumped lot with them again, and a bad one names the lot."""
+    from rareindex_adapters import lift_grading
+
+    row = PriceRealisedRow("7", "1986 Fleer Jordan #57 PSA 8", "sold", _usd("100"), None, None)
+
+    def grading(title: str) -> dict[str, Any]:
+        facts = lift_grading(title)
+        return {"grading": facts.grading, "condition": facts.condition}
+
+    (lot,) = rows_to_auction_lots([row], auction_id="ha-1", title_fields=grading)
+    (plain,) = rows_to_auction_lots([row], auction_id="ha-1")
+    again = AuctionLot.model_validate({**plain.model_dump(), **grading(plain.title)})
+    assert lot.grading is not None and lot.grading.grade == "8"
+    assert lot == again and lot.model_dump(mode="json") == again.model_dump(mode="json")
+    with pytest.raises(ParseError) as caught:
+        rows_to_auction_lots([row], auction_id="ha-1", title_fields=lambda _: {"grading": 1})
+    assert caught.value.field is not None and caught.value.field.startswith("lot 7.grading")
