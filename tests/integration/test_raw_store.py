@@ -320,3 +320,33 @@ def test_a_payload_with_escapes_is_stored_as_its_canonical_text_on_either_path(
                 text("SELECT payload::text FROM raw_records WHERE id = :id"), {"id": raw_id}
             ).scalar_one()
             assert as_text == canonical_json(payload)
+
+
+def test_batches_of_every_size_claim_their_keys_with_few_statement_texts(
+    any_engine: Engine, store: RawRecordStore
+) -> None:
+    """SQLite keeps a prepared statement per distinct text (up to 128 a connection): a claim
+    whose text grew with its batch kept one of up to ~250 KB for each batch size a crawl met.
+    Batches of 1 to 24 records now claim with at most 5 texts (1, 2, 4, 8 and 16 rows)."""
+    from sqlalchemy import event
+
+    texts: set[str] = set()
+
+    def seen(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.startswith("INSERT INTO raw_record_keys"):
+            texts.add(statement)
+
+    event.listen(any_engine, "before_cursor_execute", seen)
+    try:
+        start = 0
+        for size in range(1, 25):
+            result = _batch(any_engine, store, _records(start, start + size))
+            assert (len(result.raw_ids), result.dupes) == (size, 0)
+            start += size
+        # and a batch holding stored records among new ones: only the new ones are stored
+        result = _batch(any_engine, store, _records(start - 10, start + 13))
+        assert (len(result.raw_ids), result.dupes) == (13, 10)
+    finally:
+        event.remove(any_engine, "before_cursor_execute", seen)
+    assert _count(any_engine) == start + 13
+    assert len(texts) <= 5  # PostgreSQL: none through SQLAlchemy (arrays or COPY on the driver)
