@@ -20,7 +20,7 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,9 +56,10 @@ def process(
     *,
     blobs: BlobStore,
     chunk: int = CHUNK,
+    on_chunk: Callable[[int], None] | None = None,
 ) -> PipelineResult:
     """Normalize ``raw_ids`` (idempotently) and resolve every pending record, ``chunk`` raw ids
-    at a time."""
+    at a time; ``on_chunk(done)`` after each chunk, with the raw ids done so far (progress)."""
     if chunk < 1:
         raise ValueError(f"chunk must be 1 or more, not {chunk}")
     normalized, resolved = NormalizeSummary(), ResolveSummary()
@@ -73,6 +74,8 @@ def process(
             resolved.add(resolve_pending(engine, handoff=handoff))
             normalizing += middle - began
             resolving += time.perf_counter() - middle
+            if on_chunk is not None:
+                on_chunk(start + len(some))
     return PipelineResult(
         normalized, resolved, normalize_seconds=normalizing, resolve_seconds=resolving
     )

@@ -47,24 +47,43 @@ RawOnlyOption = Annotated[
 ]
 
 
-def index_stored(db: Engine, registry: Registry, raw_ids: list[str], settings: Settings) -> str:
+def index_stored(
+    db: Engine,
+    registry: Registry,
+    raw_ids: list[str],
+    settings: Settings,
+    progress: Progress | None = None,
+) -> str:
     """Normalize ``raw_ids`` and resolve what is pending (embedded mode's pipeline, the same
     functions a fleet's normalize and resolve actors call), record the cert sightings of new
-    listings; returns one line saying what was indexed."""
+    listings; returns one line saying what was indexed. With ``progress``, a bar follows the
+    raw ids indexed."""
     from ..certs import record_sightings_from_listings
     from ..pipeline import process
 
-    result = process(db, registry, raw_ids, blobs=BlobStore(settings.blob_dir))
+    task = None
+    if progress is not None:
+        task = progress.add_task("indexing", total=len(raw_ids), stats="")
+
+    def done(count: int) -> None:
+        if progress is not None and task is not None:
+            progress.update(task, completed=count)
+
+    result = process(db, registry, raw_ids, blobs=BlobStore(settings.blob_dir), on_chunk=done)
     record_sightings_from_listings(db)
+    if progress is not None and task is not None:
+        progress.remove_task(task)
     return index_line(result)
 
 
 def index_line(result: PipelineResult) -> str:
-    """``indexed: 12 raw records -> 30 records (0 failed); resolved 30: 28 matched, …``."""
+    """``indexed: 12 raw records -> 30 records (0 failed) in 0.4 s; resolved 30 in 0.6 s: 28
+    matched, …``."""
     n, r = result.normalized, result.resolved
     return (
-        f"indexed: {n.raw} raw records -> {n.records} records ({n.failed} failed); "
-        f"resolved {r.resolved}: {r.matched} matched, {r.unmatched} unmatched"
+        f"indexed: {n.raw} raw records -> {n.records} records ({n.failed} failed) "
+        f"in {result.normalize_seconds:.1f} s; resolved {r.resolved} in "
+        f"{result.resolve_seconds:.1f} s: {r.matched} matched, {r.unmatched} unmatched"
     )
 
 
@@ -203,7 +222,7 @@ async def crawl_connectors(
                 )
                 summaries.append(summary)
                 if index and summary.raw_ids:
-                    line = index_stored(db, registry, summary.raw_ids, settings)
+                    line = index_stored(db, registry, summary.raw_ids, settings, progress)
                     progress.console.print(f"{connector.meta.id}: {line}", highlight=False)
     finally:
         await stack.aclose()
