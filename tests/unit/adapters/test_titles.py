@@ -392,3 +392,45 @@ def test_each_edition_rule_starts_at_a_word_with_a_character_the_any_search_lets
         assert rule.startswith(r"\b"), edition
         starts = _first_characters(rule)
         assert "*" not in starts and starts <= allowed, (edition, rule, starts - allowed)
+
+
+def test_the_grader_tokens_first_characters_are_all_re_takes_for_them() -> None:
+    """``_GRADER_RE`` first consumes a character of ``_GRADER_FIRST``: the set must hold every
+    character a token's first letter matches, IGNORECASE included (on every code point)."""
+    import sys
+
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    firsts = {
+        token.removeprefix("(?-i:")[0] for tokens, _, _ in grades._GRADERS for token in tokens
+    }
+    taken = set(re.findall(f"[{''.join(sorted(firsts))}]", every, re.IGNORECASE))
+    assert taken <= set(grades._GRADER_FIRST)
+
+
+def test_the_grader_pattern_finds_what_one_pattern_of_the_tokens_does() -> None:
+    """The same matches (start, end, grader group) as the tokens joined under one look-behind and
+    IGNORECASE, the way the pattern was first written, on this module's titles and random ones."""
+    import random
+
+    reference = re.compile(
+        r"(?<![\w/])(?:"
+        + "|".join(
+            f"(?P<g{i}>{'|'.join(tokens)})(?![a-z])"
+            for i, (tokens, _, _) in enumerate(grades._GRADERS)
+        )
+        + ")",
+        re.IGNORECASE,
+    )
+    pieces = [
+        *"PSABGCNIKTHMXDVaeiopsbgcnktmx/ -#.:0123456789\n\t\u017f\u0131\u0130\u212aé_",
+        *("PSA", "psa", "BGS", "Beckett", "CGC", "SGC", "PCGS", "NGC", "ANACS", "ICG", "CSG"),
+        *("BVG", "CBCS", "PGX", "TAG", "tag", "HGA", "ISA", "GMA", "KSA", "MNT", "AGS", "/DNA"),
+    ]
+    rng = random.Random(21)
+    titles_here = [case[0] for case in CASES]
+    titles_here += ["".join(rng.choices(pieces, k=rng.randint(0, 10))) for _ in range(20_000)]
+    for title in titles_here:
+        for text in (title, title.upper(), title.lower()):
+            got = [(m.start(), m.end(), m.lastgroup) for m in grades._GRADER_RE.finditer(text)]
+            want = [(m.start(), m.end(), m.lastgroup) for m in reference.finditer(text)]
+            assert got == want, text
