@@ -68,12 +68,16 @@ def _strip_marks(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+_NOT_KEPT = re.compile(r"[^\w\s/#'$+.:\-&]|_")
+r"""What folding turns into a space: anything but a letter or digit (``str.isalnum``, which is what
+``\w`` matches besides ``_``), white space (``str.isspace``, ``\s``) and ``/#'$+.:-&``."""
+
+
 @lru_cache(maxsize=65536)
 def fold(text: str) -> str:
     """NFKC, accents off, case-folded, emoji and symbols to spaces: the comparable form."""
     text = _strip_marks(unicodedata.normalize("NFKC", text)).casefold()
-    kept = [c if c.isalnum() or c in " /#'$+.:-&" or c.isspace() else " " for c in text]
-    return " ".join("".join(kept).split())
+    return " ".join(_NOT_KEPT.sub(" ", text).split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,14 +185,16 @@ def longest_phrases(
     [(0, 3, 'Base Set 2')]
     """
     found: list[tuple[int, int, V]] = []
+    reach = 0  # the furthest end of a phrase found at an earlier position
     for start in range(len(words)):
         for length in range(min(longest, len(words) - start), 0, -1):
             value = table.get(words[start : start + length])
             if value is not None:
-                found.append((start, start + length, value))
+                end = start + length
+                # One phrase per position, the longest: only one that starts earlier and ends
+                # here or later can hold it, and it is longer.
+                if end > reach:
+                    found.append((start, end, value))
+                    reach = end
                 break
-    return [
-        (a, b, v)
-        for a, b, v in found
-        if not any(a2 <= a and b <= b2 and (b2 - a2) > (b - a) for a2, b2, _ in found)
-    ]
+    return found
