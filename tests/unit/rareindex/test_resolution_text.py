@@ -71,3 +71,17 @@ def test_longest_phrases_agrees_with_its_definition() -> None:
         assert longest_phrases(words, table, longest) == _phrases_by_definition(
             words, table, longest
         ), (words, table, longest)
+
+
+def test_a_numberish_word_always_holds_a_digit_or_a_hyphen() -> None:
+    """tokenize counts every word _NUMBERISH matches as a number: a word of letters alone must
+    never match (a set name is not a card number)."""
+    from rareindex.resolution.text import _NUMBERISH
+
+    rng = random.Random(9)
+    alphabet = "abcxyz0123456789-٣"
+    for _ in range(50_000):
+        word = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9)))
+        if _NUMBERISH.match(word):
+            assert any(c.isdigit() for c in word) or "-" in word, word
+    assert not _NUMBERISH.match("charizard") and not _NUMBERISH.match("holo")

@@ -161,7 +161,7 @@ def tokenize(title: str) -> Tokens:
             if fraction.group(1):
                 numbers.add(fraction.group(1))
             continue
-        if _NUMBERISH.match(word) and (any(c.isdigit() for c in word) or "-" in word):
+        if _NUMBERISH.match(word):  # each of its forms holds a digit or a hyphen
             numbers.add(word)
     return Tokens(
         words=tuple(words),
