@@ -63,21 +63,26 @@ class FieldPresence:
     """
 
     _present: dict[tuple[str, str], int] = field(default_factory=dict, init=False)
-    _total: dict[tuple[str, str], int] = field(default_factory=dict, init=False)
+    # Every field of a kind is counted for every record of it: one total per kind.
+    _records: dict[type[BaseModel], int] = field(default_factory=dict, init=False)
 
     def add(self, record: NormalizedRecord) -> None:
         """Count one record."""
-        total, present = self._total, self._present
-        for key, name, parts in _layout(type(record)):
-            value = getattr(record, name)
+        model = type(record)
+        self._records[model] = self._records.get(model, 0) + 1
+        present = self._present
+        values = record.__dict__
+        for key, name, parts in _layout(model):
+            value = values[name]
+            if value is None:
+                continue  # absent, and so are its parts
             if parts is None:
-                total[key] = total.get(key, 0) + 1
                 if _is_present(value):
                     present[key] = present.get(key, 0) + 1
                 continue
+            inner = value.__dict__
             for part_key, part in parts:
-                total[part_key] = total.get(part_key, 0) + 1
-                if value is not None and _is_present(getattr(value, part)):
+                if _is_present(inner[part]):
                     present[part_key] = present.get(part_key, 0) + 1
 
     def update(self, records: Iterable[NormalizedRecord]) -> None:
@@ -87,7 +92,12 @@ class FieldPresence:
 
     def counts(self) -> FieldCounts:
         """A copy of the counters: ``(kind, field) -> (present, total)``."""
-        return {key: (self._present.get(key, 0), total) for key, total in self._total.items()}
+        present = self._present
+        return {
+            key: (present.get(key, 0), total)
+            for model, total in self._records.items()
+            for key in _keys(model)
+        }
 
 
 def count_fields(records: Iterable[NormalizedRecord]) -> FieldCounts:
@@ -132,6 +142,16 @@ def _layout(model: type[BaseModel]) -> _Layout:
         )
         found.append(((kind, name), name, parts))
     return tuple(found)
+
+
+@cache
+def _keys(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """Every counted ``(kind, field)`` of ``model``, parts included, in layout order."""
+    return tuple(
+        k
+        for key, _, parts in _layout(model)
+        for k in ((key,) if parts is None else (p for p, _ in parts))
+    )
 
 
 def _expanded_model(annotation: Any) -> type[BaseModel] | None:
