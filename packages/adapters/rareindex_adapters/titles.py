@@ -54,6 +54,7 @@ from enum import StrEnum
 
 from rareindex_connectors.records import Grading
 
+from ._ascii_twin import ascii_twin, printable_ascii
 from .grades import find_grades
 
 __all__ = ["CONDITIONS", "EDITIONS", "TitleFacts", "TitleFlag", "edition_of", "lift_grading"]
@@ -246,6 +247,12 @@ def _without_mint_phrases(text: str) -> str:
     return _NOT_CONDITION.sub(" ", text) if _MINT.search(text) else text
 
 
+# The searches every title goes through, also compiled for printable ASCII titles (_ascii_twin).
+_ANY_FLAG_ASCII = ascii_twin(_ANY_FLAG_RE)
+_ANY_EDITION_ASCII = ascii_twin(_ANY_EDITION_RE)
+_CONDITION_ASCII = ascii_twin(_CONDITION_RE)
+
+
 @functools.lru_cache(maxsize=16_384)
 def lift_grading(title: str) -> TitleFacts:
     """Grade, raw condition and flags of one listing title. Pure; never raises on odd input.
@@ -264,10 +271,12 @@ def lift_grading(title: str) -> TitleFacts:
     grading = scan.gradings[0] if len(scan.gradings) == 1 else None
     if grading is None or grading.grader != "OTHER":
         flags.discard(TitleFlag.OTHER_GRADER)
-    if _ANY_FLAG_RE.search(scan.masked):
+    plain = printable_ascii(scan.masked)
+    if (_ANY_FLAG_ASCII if plain else _ANY_FLAG_RE).search(scan.masked):
         flags.update(flag for flag, rx in _FLAG_RES if rx.search(scan.masked))
     condition = None
-    if grading is None and (cm := _CONDITION_RE.search(_without_mint_phrases(scan.masked))):
+    condition_re = _CONDITION_ASCII if plain else _CONDITION_RE
+    if grading is None and (cm := condition_re.search(_without_mint_phrases(scan.masked))):
         condition = CONDITIONS[int(next(k for k, v in cm.groupdict().items() if v)[1:])]
     return TitleFacts(
         grading=grading,
@@ -285,6 +294,6 @@ def edition_of(title: str) -> str | None:
     >>> edition_of("1999 Base Set Charizard First Edition Holo"), edition_of("Charizard 4/102")
     ('1st Edition', None)
     """
-    if not _ANY_EDITION_RE.search(title):
+    if not (_ANY_EDITION_ASCII if printable_ascii(title) else _ANY_EDITION_RE).search(title):
         return None
     return next((name for name, rx in _EDITION_RES if rx.search(title)), None)

@@ -434,3 +434,36 @@ def test_the_grader_pattern_finds_what_one_pattern_of_the_tokens_does() -> None:
             got = [(m.start(), m.end(), m.lastgroup) for m in grades._GRADER_RE.finditer(text)]
             want = [(m.start(), m.end(), m.lastgroup) for m in reference.finditer(text)]
             assert got == want, text
+
+
+@pytest.mark.parametrize("name", ["_ANY_FLAG_RE", "_ANY_EDITION_RE", "_CONDITION_RE"])
+def test_an_ascii_twin_finds_what_its_pattern_does_in_printable_ascii(name: str) -> None:
+    """lift_grading searches a printable ASCII title with the pattern compiled with re.ASCII:
+    the same matches (spans and groups) on this module's titles and on random printable text."""
+    import random
+
+    from rareindex_adapters._ascii_twin import ascii_twin, printable_ascii
+
+    pattern = getattr(titles, name)
+    twin = ascii_twin(pattern)
+    rng = random.Random(7)
+    words = [w for case in CASES for w in case[0].split()] + ["1st", "ed.", "(3)", "x10", "RP"]
+    printable = [chr(c) for c in range(0x20, 0x7F)]
+    texts = [case[0] for case in CASES]
+    texts += [" ".join(rng.choices(words, k=rng.randint(1, 12))) for _ in range(2_000)]
+    texts += ["".join(rng.choices(printable, k=rng.randint(0, 30))) for _ in range(2_000)]
+    for text in texts:
+        for variant in (text, text.upper(), text.lower()):
+            if not printable_ascii(variant):
+                continue
+            got = [(m.span(), m.groups()) for m in twin.finditer(variant)]
+            assert got == [(m.span(), m.groups()) for m in pattern.finditer(variant)], variant
+
+
+def test_only_printable_ascii_text_is_searched_with_a_twin() -> None:
+    from rareindex_adapters._ascii_twin import printable_ascii
+
+    assert printable_ascii("PSA 10 Gem Mint ~!@#$%^&*()")
+    assert not printable_ascii("Pokémon")  # not ASCII
+    assert not printable_ascii("lot\x1cof 3")  # \x1c is white space for Unicode's \s only
+    assert not printable_ascii("lot\tof 3")
