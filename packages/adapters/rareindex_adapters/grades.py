@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -204,6 +205,14 @@ class _Mention:
     sheldon: bool = False
 
 
+@functools.lru_cache(maxsize=4096)
+def _grading(*fields: tuple[str, str | None]) -> Grading:
+    """``Grading(**dict(fields))``, built once for each distinct set of fields: a handful of
+    grades (PSA 10, BGS 9.5 …) come back in title after title, and a Grading is frozen, so one
+    instance serves them all (the same keywords, hence the same model, as building it anew)."""
+    return Grading(**dict(fields))
+
+
 def _grade_str(value: Decimal) -> str:
     return str(int(value)) if value == value.to_integral_value() else str(value.normalize())
 
@@ -233,12 +242,12 @@ def _card_grading(
     qualifier = _QUALIFIER_NOISE.sub("", qual) if qual and grader == "PSA" else None
     if grader == "OTHER":
         flags.add("other_grader")
-    return Grading(
-        grader=grader,
-        grade=grade,
-        qualifier=qualifier,
-        label_type=label,
-        autograph_grade=m["auto"],
+    return _grading(
+        ("grader", grader),
+        ("grade", grade),
+        ("qualifier", qualifier),
+        ("label_type", label),
+        ("autograph_grade", m["auto"]),
     )
 
 
@@ -258,11 +267,8 @@ def _coin_grading(grader: Grader, m: re.Match[str]) -> Grading | None:
     for token in _DESIG_TOKEN.findall(m["desig"] or ""):
         canon = next(c for rx, c in _DESIG_RES if rx.fullmatch(token))
         designations.append(canon or token.upper())
-    return Grading(
-        grader=grader,
-        grade=grade,
-        qualifier=" ".join(dict.fromkeys(designations)) or None,
-    )
+    qualifier = " ".join(dict.fromkeys(designations)) or None
+    return _grading(("grader", grader), ("grade", grade), ("qualifier", qualifier))
 
 
 def _mentions(text: str, flags: set[str]) -> list[_Mention]:
@@ -286,7 +292,7 @@ def _mentions(text: str, flags: set[str]) -> list[_Mention]:
                 value = Decimal(pm[1])
                 if value in _VALID[scale]:
                     start = pm.start(1)
-                    grading = Grading(grader=grader, grade=_grade_str(value))
+                    grading = _grading(("grader", grader), ("grade", _grade_str(value)))
         found.append(_Mention(grader, start, end, grading, sheldon=scale == "sheldon"))
     found.sort(key=lambda m: m.start)
     for m in found:

@@ -467,3 +467,18 @@ def test_only_printable_ascii_text_is_searched_with_a_twin() -> None:
     assert not printable_ascii("Pokémon")  # not ASCII
     assert not printable_ascii("lot\x1cof 3")  # \x1c is white space for Unicode's \s only
     assert not printable_ascii("lot\tof 3")
+
+
+def test_a_grade_met_again_is_the_same_frozen_grading_with_the_same_fields_set() -> None:
+    first = find_grades("2018 Prizm Luka Doncic #280 PSA 10").gradings[0]
+    again = find_grades("1999 Pokemon Base Charizard 4/102 PSA 10 GEM MINT").gradings[0]
+    postfix = find_grades("Amazing Spider-Man #300 9.8 CGC").gradings[0]
+    assert first is again
+    assert first.model_fields_set == {
+        "grader",
+        "grade",
+        "qualifier",
+        "label_type",
+        "autograph_grade",
+    }
+    assert postfix.model_fields_set == {"grader", "grade"}  # as Grading(grader=…, grade=…)
