@@ -200,8 +200,9 @@ def cold_caches() -> None:
     starts as a fresh process would, not from the previous repetition's answers."""
     from rareindex.resolution.text import fold, tokenize
     from rareindex_adapters import lift_grading
+    from rareindex_adapters.grades import _grading  # the Grading models built so far
 
-    for cached in (lift_grading, tokenize, fold):
+    for cached in (lift_grading, tokenize, fold, _grading):
         cached.cache_clear()
 
 
