@@ -141,3 +141,27 @@ def test_idle_hosts_are_recognised() -> None:
     decide(unbudgeted, LIMITS, 0.0, "a")
     settle(unbudgeted, LIMITS, 0.1, "a", "success")
     assert unbudgeted.minute == {} and is_idle(unbudgeted, 0.3)
+
+
+def test_a_state_encodes_as_asdict_would_and_shares_nothing_mutable() -> None:
+    from dataclasses import asdict
+
+    state = HostState(
+        inflight={"t1": 10.5, "t2": 11.0},
+        next_start=3.25,
+        minute={f"m{i}": float(i) for i in range(300)},
+        day="2026-12-03",
+        day_count=7,
+        deferred_until=1.5,
+        breaker="half_open",
+        failures=2,
+        reopens_at=9.0,
+        trial="t1",
+        day_budgeted=True,
+    )
+    encoded = state.to_json()
+    assert encoded == asdict(state) and list(encoded) == list(asdict(state))
+    assert HostState.from_json(encoded) == state
+    encoded["inflight"]["t3"] = 1.0
+    encoded["minute"].clear()
+    assert "t3" not in state.inflight and len(state.minute) == 300

@@ -16,7 +16,7 @@ and :func:`settle`; only where the state lives differs. Order of checks in :func
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -72,11 +72,20 @@ class HostState:
     day_budgeted: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a JSON-ready dict that shares nothing mutable with the state (what
+        ``dataclasses.asdict`` gives, without its recursive copy of every entry: about 750 µs
+        for a 300-entry minute window, which the gate encodes on every slot)."""
+        data = {name: getattr(self, name) for name in _STATE_FIELDS}
+        data["inflight"] = dict(self.inflight)  # token -> float: a shallow copy is a deep one
+        data["minute"] = dict(self.minute)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HostState:
         return cls(**data)
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(HostState))
 
 
 @dataclass(frozen=True, slots=True)
