@@ -20,6 +20,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
@@ -116,13 +117,20 @@ def test_a_frozen_worker_whose_run_was_taken_over_cannot_commit(
         fleet.start("taker", "worker", "--threads", "1")  # it starts up while the lease lapses
         time.sleep(max(0.0, frozen_at + 2.5 - time.monotonic()))  # 2 s since its last commit
         send_crawl(own_redis.url, run_id)  # what the sweep sends for a lapsed lease
+
+        def taken_run() -> Any:
+            with pg_engine.connect() as conn:
+                query = select(connector_runs).where(connector_runs.c.id == run_id)
+                return conn.execute(query).one()
+
+        # Every record stored is not yet the run finished: the crawler's writer commits the last
+        # batch while the loop fetches on, and the run ends in a transaction of its own after it.
         wait_until(
-            lambda: sorted(stored_ids(pg_engine)) == products,
+            lambda: sorted(stored_ids(pg_engine)) == products and taken_run().status != "running",
             timeout=60,
             what="the second worker to finish the run",
         )
-        with pg_engine.connect() as conn:
-            taken = conn.execute(select(connector_runs).where(connector_runs.c.id == run_id)).one()
+        taken = taken_run()
         assert (taken.status, taken.lease_token) == ("succeeded", 2)
         requests_before_wake = len(faulty_web.of(HOST))
 
