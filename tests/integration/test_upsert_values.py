@@ -36,7 +36,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from rareindex.storage import upsert as upsert_module
+from rareindex.storage import pg_batch
 from rareindex.storage.types import ExactDecimal, JSONDoc, UTCDateTime
 from rareindex.storage.upsert import append_rows, insert_rows, merge, update_rows, upsert
 
@@ -121,7 +121,7 @@ def _stored(
     try:
         with pytest.MonkeyPatch.context() as patch, db.connect() as conn, conn.begin() as tx:
             if binary:
-                patch.setattr(upsert_module, "_joined", lambda *args: None)
+                patch.setattr(pg_batch, "_joined", lambda *args: None)
             back = _write(conn, writer, rows)
             stored = {r.key: dict(r._mapping) for r in conn.execute(READ)}
             tx.rollback()
