@@ -1,4 +1,4 @@
-"""Initial schema: every table of DESIGN §6, on SQLite and PostgreSQL.
+"""Initial schema: every table (docs/architecture.md#the-tables), on SQLite and PostgreSQL.
 
 Beyond the tables (generated from ``rareindex.storage.schema`` and then frozen here):
 

@@ -1,4 +1,5 @@
-"""Leases with fencing tokens, and the run queue's indexes (DESIGN §7, invariant 7).
+"""Leases with fencing tokens, and the run queue's indexes (invariant 7 of
+docs/architecture.md#the-invariants-and-where-each-is-tested).
 
 * ``leases``: one row per named role (the scheduler leader), with a fencing token;
 * ``ux_connector_runs_active``: a partial unique index — at most one ``queued`` or ``running`` run

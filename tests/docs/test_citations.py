@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-TREES = ("packages", "connectors", "workers", "docs", "tests", "bench")
+TREES = ("packages", "connectors", "workers", "docs", "tests", "bench", "migrations")
 SUFFIXES = {".py", ".md", ".toml"}
 
 # Written in two halves so this file does not match itself.
