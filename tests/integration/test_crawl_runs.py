@@ -420,3 +420,61 @@ def test_a_commit_that_fails_in_flight_loses_nothing(
     second = _run(connector, any_engine, store)
     assert second.status == "succeeded"
     assert len(_raw_ids(any_engine)) == 15 and len(set(_raw_ids(any_engine))) == 15
+
+
+@pytest.mark.parametrize("backfill", [False, True], ids=["incremental", "backfill"])
+def test_a_batch_fences_and_moves_its_cursor_in_one_statement_on_postgres(
+    any_engine: Engine, tmp_path: Path, backfill: bool
+) -> None:
+    """On PostgreSQL the fence (lease and counters) and the cursor's move are one statement:
+    one round trip less a batch. The cursor still moves only while the lease holds."""
+    from sqlalchemy import event
+
+    from rareindex.storage.backfills import create_backfill, load_backfill
+
+    connector = PagedShop("http://unused:1")
+    store = _setup(any_engine, tmp_path, connector)
+    backfill_id = None
+    if backfill:
+        with any_engine.begin() as conn:
+            backfill_id = create_backfill(conn, "paged-shop").id
+    run = start_run(
+        any_engine,
+        connector_id="paged-shop",
+        mode="backfill" if backfill else "incremental",
+        backfill_id=backfill_id,
+    )
+    updates: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if "UPDATE" in statement:
+            updates.append(statement)
+
+    record = RawRecordInput(external_id="x", url="http://x/", payload={"a": 1})
+    event.listen(any_engine, "before_cursor_execute", seen)
+    try:
+        commit_batch(
+            any_engine,
+            run,
+            store,
+            [record],
+            connector_version="1",
+            parser_version="1",
+            cursor={"next_page": 2},
+            pages=1,
+        )
+    finally:
+        event.remove(any_engine, "before_cursor_execute", seen)
+    assert len(updates) == (1 if any_engine.dialect.name == "postgresql" else 2)
+    if backfill:
+        assert backfill_id is not None
+        stored = load_backfill(any_engine, backfill_id)
+        assert stored is not None
+        assert (stored.last_cursor, stored.pages_processed) == ({"next_page": 2}, 1)
+    else:
+        assert connector_cursor(any_engine, "paged-shop") == {"next_page": 2}
+    with any_engine.connect() as conn:
+        counts = conn.execute(
+            select(connector_runs.c.pages, connector_runs.c.records, connector_runs.c.cursor_end)
+        ).one()
+    assert tuple(counts) == (1, 1, {"next_page": 2})

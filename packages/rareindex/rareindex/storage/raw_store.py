@@ -186,17 +186,20 @@ def _copy_all_new(
 
     driver = conn.connection.driver_connection
     assert driver is not None
+    # On the driver, not conn.begin_nested(): left open on success (the commit ends it), which
+    # saves the RELEASE's round trip; psycopg opens the caller's transaction first if need be.
+    driver.execute("SAVEPOINT ri_raw_batch")
     try:
-        with conn.begin_nested():
-            _copy_rows(conn, rows)
-            with driver.cursor() as cursor, cursor.copy(_KEYS_COPY) as copy:
-                copy.set_types(_KEYS_TYPES)
-                write = copy.write_row
-                for record, digest, raw_id, _ in prepared.candidates:
-                    write((connector_id, record.external_id, digest, raw_id, record.fetched_at))
+        _copy_rows(conn, rows)
+        with driver.cursor() as cursor, cursor.copy(_KEYS_COPY) as copy:
+            copy.set_types(_KEYS_TYPES)
+            write = copy.write_row
+            for record, digest, raw_id, _ in prepared.candidates:
+                write((connector_id, record.external_id, digest, raw_id, record.fetched_at))
     except UniqueViolation as exc:
         if exc.diag.table_name != "raw_record_keys":
             raise
+        driver.execute("ROLLBACK TO SAVEPOINT ri_raw_batch")
         return False
     return True
 

@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, and_, func, or_, select, update
+from sqlalchemy import ColumnElement, Engine, and_, exists, func, or_, select, update
 
 from rareindex_connectors.records import RawRecordInput
 from rareindex_connectors.runtime import CostEntry
@@ -285,16 +285,27 @@ def start_run(
     )
 
 
-def _fence(conn: Any, run: RunHandle, *, release: bool = False, **values: Any) -> None:
+def _fence(
+    conn: Any, run: RunHandle, *, release: bool = False, also: Any = None, **values: Any
+) -> None:
     """Renew (or release) the lease and apply ``values`` — only while this worker still holds
-    the token."""
+    the token. ``also``: an ``UPDATE`` to run in the same statement, only if the token holds (on
+    PostgreSQL one round trip for both, as data-modifying CTEs; elsewhere a second statement)."""
     expires = None if release else _now() + timedelta(seconds=run.lease_seconds)
-    held = conn.execute(
+    fence = (
         update(connector_runs)
         .where(connector_runs.c.id == run.id, connector_runs.c.lease_token == run.lease_token)
         .values(lease_expires_at=expires, **values)
         .returning(connector_runs.c.id)
-    ).first()
+    )
+    if also is not None and conn.dialect.name == "postgresql":
+        fenced = fence.cte("fence")
+        also_cte = also.where(exists(select(fenced.c.id))).cte("fenced_update")
+        held = conn.execute(select(fenced.c.id).add_cte(also_cte)).first()
+    else:
+        held = conn.execute(fence).first()
+        if held is not None and also is not None:
+            conn.execute(also)
     if held is None:
         raise LeaseLost(f"run {run.id} lost its lease (token {run.lease_token}); stopping")
 
@@ -376,35 +387,37 @@ def commit_batch(
             stored.dupes,
             stored.raw_ids,
         )
-        # The fence, with the run's counters: one statement. Checked before the commit, so a
-        # worker that lost its lease rolls back everything above.
+        # The cursor: the connector's, or the backfill's with its progress.
+        move: Any = None
+        if cursor is not None and run.backfill_id is None:
+            move = (
+                update(connectors)
+                .where(connectors.c.id == run.connector_id)
+                .values(cursor=cursor, cursor_updated_at=_now())
+            )
+        elif cursor is not None:
+            move = (
+                update(connector_backfills)
+                .where(connector_backfills.c.id == run.backfill_id)
+                .values(
+                    last_cursor=cursor,
+                    pages_processed=connector_backfills.c.pages_processed
+                    + (pages if backfill_pages is None else backfill_pages),
+                    items_processed=connector_backfills.c.items_processed + len(records),
+                    **dict(progress or {}),
+                )
+            )
+        # The fence, with the run's counters and the cursor: one statement on PostgreSQL.
+        # Checked before the commit, so a worker that lost its lease rolls back everything above.
         _fence(
             conn,
             run,
+            also=move,
             pages=connector_runs.c.pages + pages,
             records=connector_runs.c.records + result.records,
             dupes=connector_runs.c.dupes + result.dupes,
             cursor_end=cursor,
         )
-        if cursor is not None:
-            if run.backfill_id is None:
-                conn.execute(
-                    update(connectors)
-                    .where(connectors.c.id == run.connector_id)
-                    .values(cursor=cursor, cursor_updated_at=_now())
-                )
-            else:
-                conn.execute(
-                    update(connector_backfills)
-                    .where(connector_backfills.c.id == run.backfill_id)
-                    .values(
-                        last_cursor=cursor,
-                        pages_processed=connector_backfills.c.pages_processed
-                        + (pages if backfill_pages is None else backfill_pages),
-                        items_processed=connector_backfills.c.items_processed + len(records),
-                        **dict(progress or {}),
-                    )
-                )
         if credits:
             add_costs(conn, run.connector_id, credits)
         if url_states:  # what the budget store learnt while fetching these records
