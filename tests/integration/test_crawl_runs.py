@@ -4,6 +4,7 @@ together, re-runs are dupes, a failed run resumes where it stopped, a stale leas
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -137,6 +138,33 @@ def test_a_run_stores_every_record_and_a_rerun_is_all_dupes(
         ("succeeded", 15, 0, 4),
         ("succeeded", 0, 15, 4),
     ]
+
+
+class HeapWatchingShop(PagedShop):
+    """Notes, at each record it yields, whether the long-lived heap is frozen."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(base)
+        self.frozen: list[bool] = []
+
+    async def crawl(self, ctx: CrawlContext) -> AsyncIterator[RawRecordInput]:
+        async for record in super().crawl(ctx):
+            self.frozen.append(gc.get_freeze_count() > 0)
+            yield record
+
+
+def test_a_crawl_runs_with_the_long_lived_heap_frozen_and_gives_it_back(
+    any_engine: Engine, tmp_path: Path, web: tuple[FakeWeb, str]
+) -> None:
+    """The records of a batch live long enough to trigger the collector's full passes over the
+    whole heap; the crawl leaves the heap alive at its start out of them (rareindex.heap)."""
+    gc.unfreeze()
+    connector = HeapWatchingShop(web[1])
+    store = _setup(any_engine, tmp_path, connector)
+    summary = _run(connector, any_engine, store)
+    assert (summary.status, summary.records) == ("succeeded", 15)
+    assert connector.frozen == [True] * 15
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_failed_run_keeps_what_it_committed_and_the_next_resumes_without_gaps(

@@ -62,6 +62,7 @@ from rareindex_connectors.runtime import CostEntry
 
 from .budget import UrlBudget
 from .fetching import FetchStack, build_fetch_stack
+from .heap import frozen_heap
 from .lease_watch import LeaseWatch, keep_lease
 from .registry import load_registry
 from .settings import Settings
@@ -351,55 +352,60 @@ async def run_connector(
     lease_lost = watch.lost
     heartbeat = asyncio.create_task(keep_lease(db, run, watch))
     crawl = connector.crawl(ctx)
-    try:
-        async for record in crawl:
-            if lease_lost:  # another worker took the run over: stop, commit nothing more
-                raise lease_lost[0]
-            if in_flight is not None and in_flight.done.done():
-                await settle()  # a failed commit stops the run now, not at the next commit
-            if ctx.cursor != seen_cursor:  # a page boundary: it covers every record before this
-                seen_cursor = ctx.cursor
-                if max_pages is not None and pages_fetched() > max_pages:
-                    # Past the budget: this record's page is re-fetched by the next run (the
-                    # pages before it are committed below, with the cursor that covers them).
-                    outcome = "max_pages"
-                    break
-                if len(batch.records) >= batch_size or time.monotonic() >= next_commit:
-                    await flush(ctx.cursor)
-            batch.records.append(record)
-            if len(batch.records) >= 2 * batch_size:
-                # A page larger than a batch: commit what it yielded so far with the cursor
-                # before it (those records are re-fetched as dupes after a crash).
-                await flush(ctx.cursor)
-            if datetime.now(UTC) >= deadline:
-                outcome = "time_boxed"
-                break
-        if outcome == "complete":  # the crawl ended: every fetch is covered by its last cursor
-            batch.states.extend(budget.take_pending())
-        await flush(ctx.cursor, wait=True)
-    except LeaseLost as exc:
-        status, outcome, reason, error = "failed", "failed", "lease_lost", str(exc)
-    except Exception as exc:  # the run ends; what was committed stays, the rest is re-fetched
-        reason = failure_reason(exc)
-        status, outcome, error = "failed", "failed", f"{type(exc).__name__}: {exc}"[:1000]
-        retry_not_before = _retry_not_before(exc, stack, meta.id)
+    # The long-lived heap is left out of the collector's passes while the pages stream in
+    # (rareindex.heap): the records of a batch live long enough to trigger full passes.
+    with frozen_heap():
         try:
-            # Every record yielded before the failure is in the batch (a failed commit's put
-            # back too), and the connector sets a cursor only after yielding what it covers:
-            # committing both together is exact.
+            async for record in crawl:
+                if lease_lost:  # another worker took the run over: stop, commit nothing more
+                    raise lease_lost[0]
+                if in_flight is not None and in_flight.done.done():
+                    await settle()  # a failed commit stops the run now, not at the next commit
+                if ctx.cursor != seen_cursor:  # a page boundary: it covers every record before this
+                    seen_cursor = ctx.cursor
+                    if max_pages is not None and pages_fetched() > max_pages:
+                        # Past the budget: this record's page is re-fetched by the next run (the
+                        # pages before it are committed below, with the cursor that covers them).
+                        outcome = "max_pages"
+                        break
+                    if len(batch.records) >= batch_size or time.monotonic() >= next_commit:
+                        await flush(ctx.cursor)
+                batch.records.append(record)
+                if len(batch.records) >= 2 * batch_size:
+                    # A page larger than a batch: commit what it yielded so far with the cursor
+                    # before it (those records are re-fetched as dupes after a crash).
+                    await flush(ctx.cursor)
+                if datetime.now(UTC) >= deadline:
+                    outcome = "time_boxed"
+                    break
+            if outcome == "complete":  # the crawl ended: every fetch is covered by its last cursor
+                batch.states.extend(budget.take_pending())
             await flush(ctx.cursor, wait=True)
-        except LeaseLost:
-            reason = "lease_lost"
-    finally:
-        if in_flight is not None:  # a cancelled run: its commit ends (or fails) before the run
-            await asyncio.wait([in_flight.done])
-        if writer is not None:
-            writer.shutdown(wait=True)
-        heartbeat.cancel()
-        await asyncio.wait([heartbeat])  # it ends before the run does (a cancel of ours propagates)
-        close = getattr(crawl, "aclose", None)
-        if close is not None:
-            await close()
+        except LeaseLost as exc:
+            status, outcome, reason, error = "failed", "failed", "lease_lost", str(exc)
+        except Exception as exc:  # the run ends; what was committed stays, the rest is re-fetched
+            reason = failure_reason(exc)
+            status, outcome, error = "failed", "failed", f"{type(exc).__name__}: {exc}"[:1000]
+            retry_not_before = _retry_not_before(exc, stack, meta.id)
+            try:
+                # Every record yielded before the failure is in the batch (a failed commit's put
+                # back too), and the connector sets a cursor only after yielding what it covers:
+                # committing both together is exact.
+                await flush(ctx.cursor, wait=True)
+            except LeaseLost:
+                reason = "lease_lost"
+        finally:
+            if in_flight is not None:  # a cancelled run: its commit ends (or fails) before the run
+                await asyncio.wait([in_flight.done])
+            if writer is not None:
+                writer.shutdown(wait=True)
+            heartbeat.cancel()
+            await asyncio.wait(
+                [heartbeat]
+            )  # it ends before the run does (a cancel of ours propagates)
+            close = getattr(crawl, "aclose", None)
+            if close is not None:
+                await close()
     summary.engines = {name: stats.as_dict() for name, stats in session.stats.items()}
     summary.blocked = sum(s.blocked for s in session.stats.values())
     summary.unchanged = sum(s.statuses.get("304", 0) for s in session.stats.values())

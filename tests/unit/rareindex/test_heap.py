@@ -30,6 +30,19 @@ def test_the_heap_is_frozen_inside_the_block_and_given_back_after_it() -> None:
     assert gc.get_freeze_count() == 0
 
 
+def test_overlapping_blocks_keep_the_heap_frozen_until_the_last_one_ends() -> None:
+    """Two crawls on one event loop, or two worker threads: the first to end must not give the
+    collector back to the other, which is still running."""
+    kept = [object() for _ in range(10)]
+    first, second = frozen_heap(), frozen_heap()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert gc.get_freeze_count() >= len(kept)
+    second.__exit__(None, None, None)
+    assert gc.get_freeze_count() == 0
+
+
 def test_garbage_made_inside_the_block_is_still_collected() -> None:
     class Node:
         pass
