@@ -330,6 +330,7 @@ def ingest_copy(db_url: str, rows: int, table: str = "bench_copy") -> Row:
     import psycopg
     from psycopg import sql
 
+    from rareindex.heap import frozen_heap
     from rareindex.storage import new_id
 
     dsn = db_url.replace("postgresql+psycopg://", "postgresql://")
@@ -344,6 +345,7 @@ def ingest_copy(db_url: str, rows: int, table: str = "bench_copy") -> Row:
         conn.commit()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         with (
+            frozen_heap(),  # as commit_batch runs in a crawl: see ingest_commit_batch
             conn.transaction(),
             conn.cursor() as cur,
             cur.copy(
@@ -404,7 +406,10 @@ def ingest_commit_batch(
     slug: str = "bench-ingest",
     profiler: cProfile.Profile | None = None,
 ) -> Row:
-    """``commit_batch`` (``RawRecordStore.insert`` per record), batches of run_connector's size."""
+    """``commit_batch`` (``RawRecordStore.insert`` per record), batches of run_connector's size,
+    with the heap frozen as a crawl's commits run (``run_connector``), the COPY row too: the
+    50,000 records held here would otherwise be visited by every full collection of both."""
+    from rareindex.heap import frozen_heap
     from rareindex.storage import BlobStore, RawRecordStore
     from rareindex.storage.runs import commit_batch, finish_run, start_run
     from rareindex_connectors.records import RawRecordInput
@@ -425,18 +430,19 @@ def ingest_commit_batch(
     if profiler is not None:
         profiler.enable()
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    for start in range(0, rows, BATCH):
-        result = commit_batch(
-            engine,
-            run,
-            store,
-            records[start : start + BATCH],
-            connector_version="1",
-            parser_version="1",
-            cursor={"page": start // BATCH + 2},
-            pages=1,
-        )
-        stored += result.records
+    with frozen_heap():
+        for start in range(0, rows, BATCH):
+            result = commit_batch(
+                engine,
+                run,
+                store,
+                records[start : start + BATCH],
+                connector_version="1",
+                parser_version="1",
+                cursor={"page": start // BATCH + 2},
+                pages=1,
+            )
+            stored += result.records
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     if profiler is not None:
         profiler.disable()
