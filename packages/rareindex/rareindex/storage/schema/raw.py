@@ -28,14 +28,24 @@ from sqlalchemy import (
 from ..types import JSONDoc, UTCDateTime
 from ._base import created_at, id_column, metadata
 
-__all__ = ["normalized_records", "raw_record_keys", "raw_records"]
+__all__ = ["CHECKED_BY_TRIGGERS", "normalized_records", "raw_record_keys", "raw_records"]
+
+CHECKED_BY_TRIGGERS = "checked_by_triggers_on_postgresql"
+"""``info`` key of a foreign key that PostgreSQL checks once per statement with triggers instead
+of a constraint (migration 0020: ``raw_records.connector_id``, checked per row it was a fifth
+of a batch's commit). SQLite keeps the constraint."""
 
 raw_records = Table(
     "raw_records",
     metadata,
     Column("id", Text, nullable=False),
     Column("fetched_at", UTCDateTime(), nullable=False),
-    Column("connector_id", Text, ForeignKey("connectors.id"), nullable=False),
+    Column(
+        "connector_id",
+        Text,
+        ForeignKey("connectors.id", info={CHECKED_BY_TRIGGERS: "0020"}),
+        nullable=False,
+    ),
     Column("run_id", Text),
     Column("external_id", Text, nullable=False),
     Column("url", Text, nullable=False),
