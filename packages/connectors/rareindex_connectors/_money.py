@@ -100,6 +100,23 @@ def _quantum(places: int) -> Decimal:
     return Decimal(1).scaleb(-places)
 
 
+def _decimals(amount: Decimal) -> int:
+    """The decimal places ``amount`` needs: ``11.050`` needs 2, ``5`` and ``0.000`` none.
+
+    Counted on its digits, exactly: ``Decimal.normalize()`` would first round to the context's 28
+    digits, and ``1.00000000000000000000000000001`` would pass as ``1``.
+    """
+    _, digits, exponent = amount.as_tuple()
+    if not isinstance(exponent, int) or exponent >= 0 or not any(digits):
+        return 0
+    places = -exponent
+    for digit in reversed(digits):  # a trailing zero is no decimal place
+        if digit or not places:
+            break
+        places -= 1
+    return places
+
+
 def _out_of_range(amount: Decimal) -> PydanticCustomError:
     return PydanticCustomError(
         "invalid_value", "{amount} is out of range for a price", {"amount": str(amount)}
@@ -130,11 +147,7 @@ class Money(BaseModel):
         money = handler(data)
         amount = money.amount
         places = currency_minor_unit(money.currency)
-        try:
-            exponent = amount.normalize().as_tuple().exponent  # 11.050 is 11.05
-        except ArithmeticError:  # decimal.Overflow: 1E+1000000 is past the context's exponents
-            raise _out_of_range(amount) from None
-        if isinstance(exponent, int) and -exponent > places:
+        if _decimals(amount) > places:
             raise PydanticCustomError(
                 "amount_precision",
                 "{currency} has {places} decimal places; {amount} has more",
@@ -146,7 +159,7 @@ class Money(BaseModel):
                 "a price is never negative ({amount})",
                 {"amount": str(amount)},
             )
-        try:
+        try:  # past the context's 28 digits or its exponents (1E+1000000): no price
             object.__setattr__(money, "amount", amount.quantize(_quantum(places)))
         except InvalidOperation:
             raise _out_of_range(amount) from None

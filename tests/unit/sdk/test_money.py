@@ -176,6 +176,9 @@ def test_amount_padded_to_minor_unit(amount: str | int, currency: str, expected:
         ("1500.01", "JPY"),
         ("1.2345", "KWD"),
         (Decimal("1.2345"), "KWD"),
+        # more digits than the decimal context's 28: normalize() would round them away first
+        ("1.00000000000000000000000000001", "USD"),
+        ("12345678901234567890123456.001", "USD"),
     ],
 )
 def test_excess_precision_refused_not_rounded(amount: str | Decimal, currency: str) -> None:
@@ -249,8 +252,8 @@ def test_huge_amount_refused_with_validation_error() -> None:
 def test_an_amount_past_the_decimal_context_is_out_of_range_not_a_crash(
     amount: str | Decimal,
 ) -> None:
-    """Its exponent is past what the decimal context holds (normalizing it overflows): refused
-    like any amount too large for a price, and read by parse_normalized as a ParseError."""
+    """Its exponent is past what the decimal context holds (quantizing it fails): refused like
+    any amount too large for a price, and read by parse_normalized as a ParseError."""
     with pytest.raises(ValidationError, match="out of range for a price"):
         Money(amount=amount, currency="USD")
     with pytest.raises(ParseError) as caught:
