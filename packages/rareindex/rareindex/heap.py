@@ -16,7 +16,10 @@ alternating runs each (2026-12-03, about 19:45 UTC).
 its passes) for the duration of the block and unfreezes them at its end; both are constant-time.
 Garbage made inside the block is collected as usual; cyclic garbage that already existed when the
 block began waits until it ends (no collection first: a full pass costs about as much as the
-block saves on a small batch). Only timing and memory depend on the collector, never a result.
+block saves on a small batch), and so does a cycle among the frozen objects that becomes garbage
+during the block. In a worker whose threads keep overlapping blocks open, the heap stays frozen
+until none is open: such garbage is bounded by what was alive at the first freeze. Only timing
+and memory depend on the collector, never a result.
 
 Example:
     >>> import gc
