@@ -32,8 +32,8 @@ but only for the queue the command is on, and an idle worker asks each queue abo
 100,000 the wait after the heartbeat ran out was geometric with a 10 s mean (13.9 s measured, and
 ``test_worker_killed_prefetch`` failed 6 of 32 recorded runs). On every command it is one more
 ``ZRANGEBYSCORE`` of the heartbeats and of the queue's dead letters, about 18 µs a command on this
-machine's Redis (162 → 180 µs an empty fetch), and a dead worker is cleared within a second of
-becoming stale."""
+machine's Redis (162 → 180 µs an empty fetch), and a dead worker's messages come back at the
+first poll of their queue after its heartbeat ran out."""
 
 
 def require_shared_gates(settings: Settings) -> str:

@@ -5,7 +5,7 @@ a batch's COPY, the server ran one query for each of its 500 rows, each taking a
 lock on the same connector row. That was about a fifth of ``commit_batch``'s time: 50,000 rows in
 batches of 500 (``bench.crawl``'s ingest rows, this machine, 2026-12-03, 19:55-20:02 UTC) stored
 36,800-43,300 rows/s with the key in twelve runs and 54,200-55,400 with the triggers below in six,
-against 56,400-64,200 for psycopg's plain COPY into a copy of the table in the same runs.
+against 55,500-64,200 for psycopg's plain COPY into a copy of the table in the same runs.
 
 The same rules hold, checked once per statement:
 
@@ -18,7 +18,7 @@ The same rules hold, checked once per statement:
 
 SQLite keeps the foreign key: it checks it in-process, and changing it would rebuild the table.
 The models keep the ``ForeignKey`` with ``info`` naming this revision
-(``rareindex.storage.schema.raw.CHECKED_BY_TRIGGERS``). The downgrade restores the key.
+(``rareindex.storage.schema.CHECKED_BY_TRIGGERS``). The downgrade restores the key.
 
 Revision ID: 0020
 Revises: 0019

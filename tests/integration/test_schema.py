@@ -18,6 +18,7 @@ from sqlalchemy.exc import DBAPIError
 from rareindex.storage import current_revision, downgrade, head_revision, upgrade
 from rareindex.storage.census import ensure_partitions, partitions
 from rareindex.storage.schema import (
+    CHECKED_BY_TRIGGERS,
     PARTITIONED_TABLES,
     VIEWS,
     asset_variants,
@@ -35,7 +36,6 @@ from rareindex.storage.schema.fx import (
     sqlite_exact_convert_sql,
     sqlite_exact_layers,
 )
-from rareindex.storage.schema.raw import CHECKED_BY_TRIGGERS
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

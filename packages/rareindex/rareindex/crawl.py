@@ -361,7 +361,8 @@ async def run_connector(
                     raise lease_lost[0]
                 if in_flight is not None and in_flight.done.done():
                     await settle()  # a failed commit stops the run now, not at the next commit
-                if ctx.cursor != seen_cursor:  # a page boundary: it covers every record before this
+                # A cursor move is a page boundary: it covers every record before this one.
+                if ctx.cursor != seen_cursor:
                     seen_cursor = ctx.cursor
                     if max_pages is not None and pages_fetched() > max_pages:
                         # Past the budget: this record's page is re-fetched by the next run (the
@@ -400,9 +401,8 @@ async def run_connector(
             if writer is not None:
                 writer.shutdown(wait=True)
             heartbeat.cancel()
-            await asyncio.wait(
-                [heartbeat]
-            )  # it ends before the run does (a cancel of ours propagates)
+            # It ends before the run does (a cancel of ours propagates).
+            await asyncio.wait([heartbeat])
             close = getattr(crawl, "aclose", None)
             if close is not None:
                 await close()

@@ -8,7 +8,7 @@ fake web's 1,879 raw records, a normalize + resolve pass on PostgreSQL spent abo
 CPU time there (client CPU, three alternating runs each: 1.67-1.99 s collected as usual, 1.36-1.73 s
 with the heap frozen, 1.24-1.39 s with the collector off). A crawl keeps a batch's records (and
 the pages they came from) alive until its commit, which triggers the same passes:
-``run_connector`` into PostgreSQL over 200 pages of 250 products ran at 73-87 pages/s (10.0-11.1
+``run_connector`` into PostgreSQL over 200 pages of 250 products ran at 73-87 pages/s (9.4-11.1
 CPU ms a page) collected as usual and at 84-108 pages/s (7.4-9.7 ms) with the heap frozen, eight
 alternating runs each (2026-12-03, about 19:45 UTC).
 

@@ -70,7 +70,7 @@ def new_id(prefix: str) -> str:
     # 48 bits of milliseconds then 80 random bits (and 2 zero bits: 26 characters of 5 bits),
     # in an alphabet whose ASCII order is its value order, so ids sort by time.
     return _text(
-        prefix, (time.time_ns() // 1_000_000 << 82) | (int.from_bytes(os.urandom(10)) << 2)
+        prefix, (time.time_ns() // 1_000_000 << 82) | (int.from_bytes(os.urandom(10), "big") << 2)
     )
 
 

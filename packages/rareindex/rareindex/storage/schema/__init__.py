@@ -27,7 +27,7 @@ from .observations import (
 )
 from .pricing import grade_curves, index_values, price_estimates, priced_sales
 from .provenance import certificate_sightings, certificates
-from .raw import normalized_records, raw_record_keys, raw_records
+from .raw import CHECKED_BY_TRIGGERS, normalized_records, raw_record_keys, raw_records
 from .registry import (
     connector_backfills,
     connector_field_stats,
@@ -55,6 +55,7 @@ VIEWS = ("sales_multi_currency", "listings_multi_currency")
 
 __all__ = [
     "ACTIVE_RUN_STATUSES",
+    "CHECKED_BY_TRIGGERS",
     "EVENT_TYPES",
     "IMMUTABLE_TABLES",
     "PARTITIONED_TABLES",
