@@ -1,8 +1,10 @@
-"""A scheduler process for the two-process leader test: tick against one database in a tight loop
-from START_AT for SECONDS, "crawling" every run it sends at once (so a second, unfenced leader
-would find the connector free again), then print a JSON summary.
+"""A scheduler process for the two-process leader test: once imported and connected it prints
+``ready`` and reads the start time from stdin (so both processes tick over the same window however
+long their imports take on a loaded machine), then ticks against one database in a tight loop for
+SECONDS, "crawling" every run it sends at once (so a second, unfenced leader would find the
+connector free again), and prints a JSON summary.
 
-``python -m tests.integration.scheduler_worker URL HOLDER START_AT SECONDS``
+``python -m tests.integration.scheduler_worker URL HOLDER SECONDS``
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class StoredConnector:
     parser_version: str = "1"
 
 
-def main(url: str, holder: str, start_at: float, seconds: float) -> None:
+def main(url: str, holder: str, seconds: float) -> None:
     db = make_engine(url)
     # Logs go to stderr (warnings and up): stdout carries only the JSON summary.
     structlog.configure(
@@ -58,6 +60,8 @@ def main(url: str, holder: str, start_at: float, seconds: float) -> None:
     scheduler = Scheduler(
         db, registry, holder_id=holder, lease_seconds=30, send=crawl_at_once, env={}
     )
+    print("ready", flush=True)
+    start_at = float(sys.stdin.readline())
     time.sleep(max(0.0, start_at - time.time()))
     leading = following = lost = 0
     while time.time() < start_at + seconds:
@@ -81,4 +85,4 @@ def main(url: str, holder: str, start_at: float, seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+    main(sys.argv[1], sys.argv[2], float(sys.argv[3]))

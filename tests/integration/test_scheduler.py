@@ -679,26 +679,26 @@ def test_two_scheduler_processes_enqueue_each_due_crawl_once(pg_db: Engine) -> N
             ]
         ),
     }
-    start_at = time.time() + 1.8  # both processes import meanwhile (~1 s)
     workers = [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.integration.scheduler_worker",
-                url,
-                holder,
-                str(start_at),
-                "2.0",
-            ],
+            [sys.executable, "-m", "tests.integration.scheduler_worker", url, holder, "2.0"],
             cwd=REPO,
             env=env,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for holder in ("proc-a", "proc-b")
     ]
+    for worker in workers:  # both imported and connected, however loaded the machine is
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "ready", worker.communicate(timeout=15)[1]
+    start_at = time.time() + 0.2
+    for worker in workers:
+        assert worker.stdin is not None
+        worker.stdin.write(f"{start_at}\n")
+        worker.stdin.flush()  # communicate() below closes it
     summaries = []
     for worker in workers:
         out, err = worker.communicate(timeout=15)
