@@ -147,7 +147,13 @@ class Money(BaseModel):
         money = handler(data)
         amount = money.amount
         places = currency_minor_unit(money.currency)
-        if _decimals(amount) > places:
+        try:  # past the context's 28 digits or its exponents (1E+1000000): no price
+            exact = amount.quantize(_quantum(places))
+        except InvalidOperation:
+            exact = None
+        # Rounded to the minor unit, an amount with more decimals is another number (Decimal
+        # compares exactly): the same answer as counting its decimals (_decimals), cheaper.
+        if exact != amount and _decimals(amount) > places:
             raise PydanticCustomError(
                 "amount_precision",
                 "{currency} has {places} decimal places; {amount} has more",
@@ -159,10 +165,9 @@ class Money(BaseModel):
                 "a price is never negative ({amount})",
                 {"amount": str(amount)},
             )
-        try:  # past the context's 28 digits or its exponents (1E+1000000): no price
-            object.__setattr__(money, "amount", amount.quantize(_quantum(places)))
-        except InvalidOperation:
-            raise _out_of_range(amount) from None
+        if exact is None:
+            raise _out_of_range(amount)
+        object.__setattr__(money, "amount", exact)
         return money
 
     @classmethod
