@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
-from datetime import timedelta
+import random
+import statistics
+from collections import defaultdict
+from datetime import date, timedelta
 
 import pytest
 
-from rareindex.pricing import IndexParams, repeat_sales_index, sale_pairs, week_of
+from rareindex.pricing import (
+    IndexParams,
+    PricedSale,
+    SalePair,
+    repeat_sales_index,
+    sale_pairs,
+    week_of,
+)
 from tests.pricing_helpers import MONDAY, sale, trending_sales
 
 PATH = [1.0, 1.02, 1.05, 1.05, 1.08, 0.90, 0.92, 0.95, 0.97, 1.0]
@@ -107,3 +118,58 @@ def test_a_sale_pairs_with_its_variants_four_latest_earlier_weeks_weighing_one_i
     # the same pairs, with the same weights, when only those from week 3 on are asked for
     later = sale_pairs(sales, since=weeks[1])
     assert later == [p for p in pairs if p.first >= weeks[1]]
+
+
+def plain_pairs(sales: list[PricedSale], since: date | None = None) -> list[SalePair]:
+    """:func:`sale_pairs` the plain way: every sale against each of its variant's four latest
+    earlier weeks sold at most 25 weeks before, sorted after."""
+    logs: dict[str, dict[date, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in sales:
+        logs[s.variant_id][week_of(s.sold_at)].append(math.log(s.price_usd))
+    pairs = []
+    for variant_id, weeks in logs.items():
+        ordered = sorted(weeks)
+        for n, second in enumerate(ordered):
+            found = [u for u in ordered[max(0, n - 4) : n] if second - u <= timedelta(weeks=25)]
+            for y in weeks[second]:
+                for first in found:
+                    if since is None or first >= since:
+                        middle = statistics.median(weeks[first])
+                        pairs.append(
+                            SalePair(variant_id, first, second, y - middle, 1 / len(found))
+                        )
+    return sorted(pairs, key=lambda p: (p.second, p.first, p.variant_id, p.log_ratio, p.weight))
+
+
+def test_pairs_are_formed_in_the_order_a_plain_pairing_sorted_after_has() -> None:
+    """sale_pairs forms its pairs in their sorted order (cell by cell) and reads the weeks before
+    ``since`` too: the same pairs, to the bit and in the same order, as the plain way."""
+    rng = random.Random(3)
+    sales = [
+        sale(f"var_{v:02d}", MONDAY + timedelta(weeks=w, hours=rng.randrange(160)), price, n=k)
+        for v in range(12)
+        for w in sorted(rng.sample(range(60), 25))
+        for k in range(rng.choice((1, 1, 2, 3)))
+        for price in [100 * (1 + v) * math.exp(rng.gauss(0, 0.3))]
+    ]
+    rng.shuffle(sales)
+    assert sale_pairs(sales) == plain_pairs(sales)
+    since = week_of(MONDAY) + timedelta(weeks=30)
+    assert sale_pairs(sales, since=since) == plain_pairs(sales, since)
+
+
+@pytest.mark.parametrize(
+    ("params", "digest"),
+    [
+        (IndexParams(), "ca85014258f6b309"),
+        (IndexParams(window_weeks=6, min_pairs=150), "7df19cdd6b5b2538"),
+    ],
+)
+def test_the_fit_gives_the_same_bits_as_before(params: IndexParams, digest: str) -> None:
+    """Every point's exact log level and standard error, as the fit computed them before it read
+    its pairs as columns (dfe53cc): an update resumes from published levels, so a fit that
+    changed their last bit would leave tables a full rebuild does not."""
+    sales = trending_sales(PATH, variants=40, per_week=2, noise=0.3, seed=5)
+    points = repeat_sales_index(sale_pairs(sales), params=params)
+    text = repr([(p.log_level.hex(), p.se.hex(), p.pairs, p.method) for p in points])
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == digest

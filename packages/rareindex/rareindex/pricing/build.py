@@ -46,7 +46,9 @@ from .repeat_sales import (
     pair_weeks,
     repeat_sales_index,
     sale_pairs,
+    variant_weeks,
     week_of,
+    weekly_pairs,
 )
 from .sales import PricedSale
 
@@ -166,11 +168,12 @@ def build_pricing(
         resume = previous.points.get(key, ())
         since = previous.changed_from[key]
         within = index_params.window_weeks - 1
-        bounds = pair_weeks(chain, within=within)
+        by_variant = variant_weeks(chain)
+        bounds = pair_weeks(by_variant, within=within)
         if not resume or bounds is None or resume[0].week != bounds[0] or since <= bounds[0]:
             return None
         cutoff = max(bounds[0], since - timedelta(weeks=within))
-        pairs = sale_pairs(chain, since=cutoff, within=within)
+        pairs = weekly_pairs(by_variant, since=cutoff, within=within)
         if not pairs:
             return None
         return repeat_sales_index(

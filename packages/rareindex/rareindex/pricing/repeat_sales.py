@@ -47,7 +47,7 @@ import itertools
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from statistics import NormalDist
@@ -122,24 +122,25 @@ WITHIN_WEEKS = 25
 """The most weeks a pair may span: each week's fit reads the 26 weeks up to it."""
 
 
-def _variant_weeks(sales: Iterable[PricedSale]) -> dict[str, dict[date, list[PricedSale]]]:
-    """Variant -> week -> its sales that week."""
-    by_variant: dict[str, dict[date, list[PricedSale]]] = defaultdict(lambda: defaultdict(list))
-    for sale in sales:  # any order: pairs are sorted at the end, a median ignores order
-        by_variant[sale.variant_id][week_of(sale.sold_at)].append(sale)
+def variant_weeks(sales: Iterable[PricedSale]) -> dict[str, dict[date, list[float]]]:
+    """Variant -> week -> the log USD prices of its sales that week (what :func:`pair_weeks` and
+    :func:`weekly_pairs` read: an update grouping a category's sales once for both)."""
+    by_variant: dict[str, dict[date, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for sale in sales:  # any order: the pairs are formed in their order, a median ignores order
+        by_variant[sale.variant_id][week_of(sale.sold_at)].append(math.log(sale.price_usd))
     return by_variant
 
 
 def pair_weeks(
-    sales: Iterable[PricedSale], *, within: int = WITHIN_WEEKS
+    by_variant: Mapping[str, Mapping[date, Sequence[float]]], *, within: int = WITHIN_WEEKS
 ) -> tuple[date, date] | None:
-    """The earliest first week and the latest second week of :func:`sale_pairs` of ``sales``
-    without forming the pairs (None: no pair): the weeks of a variant's sales two of which
-    are at most ``within`` weeks apart."""
+    """The earliest first week and the latest second week of the pairs of :func:`variant_weeks`
+    without forming them (None: no pair): the weeks of a variant's sales two of which are at most
+    ``within`` weeks apart."""
     low: date | None = None
     high: date | None = None
     span = timedelta(weeks=within)
-    for weeks in _variant_weeks(sales).values():
+    for weeks in by_variant.values():
         ordered = sorted(weeks)
         for u, w in itertools.pairwise(ordered):
             if w - u <= span:
@@ -159,13 +160,25 @@ def sale_pairs(
     weeks before) in which its variant sold, against the median log price of that week, each pair
     weighing ``1/m`` (``m``: the partners it has); sorted. ``since``: only the pairs whose first
     week is ``since`` or later (the same pairs, with the same weights, as without it)."""
-    chosen = list(sales)
-    if since is not None:
-        start = since - timedelta(weeks=within)
-        chosen = [s for s in chosen if week_of(s.sold_at) >= start]
+    return weekly_pairs(variant_weeks(sales), since=since, partners=partners, within=within)
+
+
+def weekly_pairs(
+    by_variant: Mapping[str, Mapping[date, Sequence[float]]],
+    *,
+    since: date | None = None,
+    partners: int = PARTNERS,
+    within: int = WITHIN_WEEKS,
+) -> list[SalePair]:
+    """:func:`sale_pairs` of the sales :func:`variant_weeks` grouped, formed in their sorted order
+    instead of sorted after (a sort of every pair cost more than forming them): (second, first)
+    cells in order, each filled variant by variant in order, a variant's sales of the week by log
+    price (so by ``log_ratio``; their weight is the same). With ``since``, a week more than
+    ``within`` weeks before it is never a partner of a week after it, so reading it changes
+    nothing."""
     span = timedelta(weeks=within)
-    pairs: list[SalePair] = []
-    for variant_id, weeks in sorted(_variant_weeks(chosen).items()):
+    cells: dict[tuple[date, date], list[SalePair]] = defaultdict(list)
+    for variant_id, weeks in sorted(by_variant.items()):
         ordered = sorted(weeks)
         middle: dict[date, float] = {}
         for n, second in enumerate(ordered):
@@ -176,15 +189,15 @@ def sale_pairs(
             if not kept:
                 continue
             weight = 1.0 / len(found)
+            ys = sorted(weeks[second])
             for first in kept:
                 if first not in middle:
-                    middle[first] = statistics.median(math.log(s.price_usd) for s in weeks[first])
-            for sale in weeks[second]:
-                y = math.log(sale.price_usd)
-                for first in kept:
-                    pairs.append(SalePair(variant_id, first, second, y - middle[first], weight))
-    pairs.sort(key=lambda p: (p.second, p.first, p.variant_id, p.log_ratio, p.weight))
-    return pairs
+                    middle[first] = statistics.median(weeks[first])
+                m = middle[first]
+                cells[second, first] += [
+                    SalePair(variant_id, first, second, y - m, weight) for y in ys
+                ]
+    return [pair for cell in sorted(cells) for pair in cells[cell]]
 
 
 def _weeks(start: date, end: date) -> list[date]:
@@ -225,13 +238,45 @@ HUBER_PASSES = 3
 one pass left the coin index of the bench's seed 9 3.1 % off its true path, three 2.8 %."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The pairs inside one week's window as its fits read them, built once for the week's five
+    solves and the passes over their residuals (each read the pairs' attributes again, and
+    summed a pair into its cell through a dict): per pair, in the pairs' order, its weeks'
+    positions in the window, ``y``, weight and the number of its (second, first) cell; the cells
+    sorted, with the days between their two weeks."""
+
+    seconds: list[int]
+    firsts: list[int]
+    ys: list[float]
+    weights: list[float]
+    cell_of: list[int]
+    cells: list[tuple[int, int]]
+    days: list[int]
+    weeks: int
+
+
+def _window(pairs: Sequence[SalePair], weeks: Sequence[date]) -> _Window:
+    at = {week: n for n, week in enumerate(weeks)}
+    seconds = [at[p.second] for p in pairs]
+    firsts = [at[p.first] for p in pairs]
+    cells = sorted(set(zip(seconds, firsts, strict=True)))
+    number = {cell: n for n, cell in enumerate(cells)}
+    return _Window(
+        seconds=seconds,
+        firsts=firsts,
+        ys=[p.log_ratio for p in pairs],
+        weights=[p.weight for p in pairs],
+        cell_of=[number[cell] for cell in zip(seconds, firsts, strict=True)],
+        cells=cells,
+        days=[(weeks[i] - weeks[j]).days for i, j in cells],
+        weeks=len(weeks),
+    )
+
+
 def _fit(
-    pairs: Sequence[SalePair],
-    weeks: Sequence[date],
-    model: tuple[float, float] | None,
-    *,
-    robust: bool = False,
-) -> dict[date, float]:
+    window: _Window, model: tuple[float, float] | None, *, robust: bool = False
+) -> list[float]:
     """``β`` of every week by weighted least squares on ``y = β_second - β_first`` (``β`` = 0 on
     the first week); ``robust``: :data:`HUBER_PASSES` more passes with Huber weights on the
     residuals of the pass before.
@@ -239,46 +284,49 @@ def _fit(
     (1.4826 x their median): the variance model, a mean of squares, is inflated by the very
     outliers the pass is for. A tiny penalty on ``(β_t - β_{t-1})²`` keeps a week no pair touches
     at its neighbour's level instead of leaving the system singular."""
-    at = {week: n for n, week in enumerate(weeks)}
-    rows = [(at[p.second], at[p.first], p.log_ratio) for p in pairs]
-    weights = [_weight(p, model) for p in pairs]
-    beta = _solve_rows(rows, len(weeks), weights)
-    if robust and model is not None and pairs:
+    weights = window.weights
+    if model is not None:  # a pair's weight over its cell's variance (one per cell)
         a, b = model
-        spreads = [math.sqrt(a + b * (i - j)) for i, j, _ in rows]
-        us = [abs(y + beta[j] - beta[i]) / d for (i, j, y), d in zip(rows, spreads, strict=True)]
-        first = list(weights)
+        variance = [a + b * days / 7 for days in window.days]
+        weights = [w / variance[c] for w, c in zip(weights, window.cell_of, strict=True)]
+    beta = _solve_cells(window, weights)
+    if robust and model is not None and window.ys:
+        a, b = model
+        spreads = [math.sqrt(a + b * (i - j)) for i, j in window.cells]
+        us = _residuals(window, beta, spreads)
+        first = weights
         for _ in range(HUBER_PASSES):
             scale = 1.4826 * statistics.median(us) or 1.0
             weights = [
                 w * (HUBER * scale / u if u > HUBER * scale else 1.0)
                 for w, u in zip(first, us, strict=True)
             ]
-            beta = _solve_rows(rows, len(weeks), weights)
-            us = [
-                abs(y + beta[j] - beta[i]) / d for (i, j, y), d in zip(rows, spreads, strict=True)
-            ]
-    return dict(zip(weeks, beta, strict=True))
+            beta = _solve_cells(window, weights)
+            us = _residuals(window, beta, spreads)
+    return beta
 
 
-def _solve_rows(
-    rows: Sequence[tuple[int, int, float]], count: int, weights: Sequence[float]
-) -> list[float]:
-    """``β`` of ``count`` weeks (``β`` = 0 on week 0) from ``(second, first, y)`` rows: the pairs'
-    weights and weighted ``y`` are summed per (second, first) cell first, and the normal
-    equations are built from the cells (a few hundred) instead of from every pair."""
-    cells: dict[tuple[int, int], list[float]] = {}
-    for (i, j, y), w in zip(rows, weights, strict=True):
-        cell = cells.get((i, j))
-        if cell is None:
-            cells[i, j] = [w, w * y]
-        else:
-            cell[0] += w
-            cell[1] += w * y
-    size = count - 1  # the first week is not a parameter
+def _residuals(window: _Window, beta: Sequence[float], spreads: Sequence[float]) -> list[float]:
+    """``|y + β_first - β_second|`` of each pair over its cell's spread."""
+    return [
+        abs(y + beta[j] - beta[i]) / spreads[c]
+        for y, i, j, c in zip(window.ys, window.seconds, window.firsts, window.cell_of, strict=True)
+    ]
+
+
+def _solve_cells(window: _Window, weights: Sequence[float]) -> list[float]:
+    """``β`` of the window's weeks (``β`` = 0 on week 0) for the pairs' ``weights``: the weights
+    and weighted ``y`` are summed per (second, first) cell first, in the pairs' order, and the
+    normal equations are built from the cells (a few hundred) instead of from every pair."""
+    total = [0.0] * len(window.cells)
+    weighted = [0.0] * len(window.cells)
+    for c, w, y in zip(window.cell_of, weights, window.ys, strict=True):
+        total[c] += w
+        weighted[c] += w * y
+    size = window.weeks - 1  # the first week is not a parameter
     xtx = [[0.0] * size for _ in range(size)]
     xty = [0.0] * size
-    for (i, j), (w, wy) in sorted(cells.items()):
+    for (i, j), w, wy in zip(window.cells, total, weighted, strict=True):
         i, j = i - 1, j - 1
         xtx[i][i] += w
         xty[i] += wy
@@ -296,10 +344,13 @@ def _solve_rows(
     return [0.0, *(_solve(xtx, xty) if size else [])]
 
 
-def _variance_model(pairs: Sequence[SalePair], beta: dict[date, float]) -> tuple[float, float]:
+def _variance_model(window: _Window, beta: Sequence[float]) -> tuple[float, float]:
     """``(a, b)`` of ``r² = a + b·Δ`` by least squares, kept positive (stage 2)."""
-    xs = [(p.second - p.first).days / 7 for p in pairs]
-    rs = [(p.log_ratio + beta[p.first] - beta[p.second]) ** 2 for p in pairs]
+    xs = [window.days[c] / 7 for c in window.cell_of]
+    rs = [
+        (y + beta[j] - beta[i]) ** 2
+        for y, i, j in zip(window.ys, window.seconds, window.firsts, strict=True)
+    ]
     n = len(xs)
     mean_x, mean_r = sum(xs) / n, sum(rs) / n
     sxx = sum((x - mean_x) ** 2 for x in xs)
@@ -376,8 +427,9 @@ def repeat_sales_index(
             info[week] = (0.0, 0, "carried")
             continue
         inside = [p for w in span[1:] for p in by_second.get(w, ()) if p.first >= span[0]]
-        model = _variance_model(inside, _fit(inside, span, None))
-        fitted = _fit(inside, span, model, robust=params.robust)
+        frame = _window(inside, span)
+        model = _variance_model(frame, _fit(frame, None))
+        fitted = dict(zip(span, _fit(frame, model, robust=params.robust), strict=True))
         value, se, method = _link(found, fitted, model, params.min_pairs)
         # mean splice: the window's step from each earlier linked week inside it, onto that
         # week's published level, averaged (no linked week inside: from last week's level)
