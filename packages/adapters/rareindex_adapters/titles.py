@@ -54,7 +54,7 @@ from enum import StrEnum
 
 from rareindex_connectors.records import Grading
 
-from ._ascii_twin import ascii_twin, printable_ascii
+from ._ascii_twin import LoweredPrefilter, ascii_twin, printable_ascii
 from .grades import find_grades
 
 __all__ = ["CONDITIONS", "EDITIONS", "TitleFacts", "TitleFlag", "edition_of", "lift_grading"]
@@ -247,8 +247,9 @@ def _without_mint_phrases(text: str) -> str:
     return _NOT_CONDITION.sub(" ", text) if _MINT.search(text) else text
 
 
-# The searches every title goes through, also compiled for printable ASCII titles (_ascii_twin).
-_ANY_FLAG_ASCII = ascii_twin(_ANY_FLAG_RE)
+# The searches every title goes through, also compiled for printable ASCII titles (_ascii_twin);
+# the flags' as a prefilter on the lowered title (a third of the CPU of the search above).
+_ANY_FLAG_ASCII = LoweredPrefilter(rx for _, rx in _FLAG_RULES)
 _ANY_EDITION_ASCII = ascii_twin(_ANY_EDITION_RE)
 _CONDITION_ASCII = ascii_twin(_CONDITION_RE)
 
@@ -272,7 +273,7 @@ def lift_grading(title: str) -> TitleFacts:
     if grading is None or grading.grader != "OTHER":
         flags.discard(TitleFlag.OTHER_GRADER)
     plain = printable_ascii(scan.masked)
-    if (_ANY_FLAG_ASCII if plain else _ANY_FLAG_RE).search(scan.masked):
+    if _ANY_FLAG_ASCII.admits(scan.masked) if plain else _ANY_FLAG_RE.search(scan.masked):
         flags.update(flag for flag, rx in _FLAG_RES if rx.search(scan.masked))
     condition = None
     condition_re = _CONDITION_ASCII if plain else _CONDITION_RE
