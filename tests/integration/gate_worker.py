@@ -9,7 +9,7 @@ import sys
 from rareindex_connectors._engines import FetchRequest
 from rareindex_connectors._gates import RedisGateBackend
 from rareindex_fakeweb.fake_web import FakeWeb
-from tests.integration.fetch_helpers import api_engine
+from tests.integration.fetch_helpers import api_engine, wait_for_start
 
 HOST = "json.fake.test"
 POLICY = FakeWeb.policy(**{HOST: {"concurrency": 2, "min_interval_ms": 200}})
@@ -18,6 +18,7 @@ POLICY = FakeWeb.policy(**{HOST: {"concurrency": 2, "min_interval_ms": 200}})
 async def main(redis_url: str, prefix: str, base: str, count: int) -> None:
     backend = RedisGateBackend.from_url(redis_url, prefix=prefix)
     engine = api_engine(POLICY, backend=backend)
+    wait_for_start()
     try:
         await asyncio.gather(
             *(

@@ -11,7 +11,7 @@ import sys
 from rareindex_connectors._engines import FetchRequest
 from rareindex_connectors._gates import RedisGateBackend
 from rareindex_fakeweb.fake_web import FakeWeb
-from tests.integration.fetch_helpers import api_engine
+from tests.integration.fetch_helpers import api_engine, wait_for_start
 
 HOST = "ratelimit.fake.test"
 POLICY = FakeWeb.policy(
@@ -29,6 +29,7 @@ POLICY = FakeWeb.policy(
 async def main(redis_url: str, prefix: str, base: str, count: int, seconds: int) -> None:
     backend = RedisGateBackend.from_url(redis_url, prefix=prefix)
     engine = api_engine(POLICY, backend=backend)
+    wait_for_start()
     url = FakeWeb.url(base, HOST, f"/retry-after/{seconds}")
     try:
         results = await asyncio.gather(*(engine.fetch(FetchRequest(url)) for _ in range(count)))

@@ -13,7 +13,7 @@ from rareindex_connectors.errors import RobotsDisallowed
 from rareindex_connectors.runtime import Router
 from rareindex_fakeweb.fake_web import FakeWeb
 from rareindex_fakeweb.sites.robots_hosts import HOST
-from tests.integration.fetch_helpers import api_engine
+from tests.integration.fetch_helpers import api_engine, wait_for_start
 
 POLICY = FakeWeb.policy(**{HOST: {"concurrency": 4, "min_interval_ms": 0}})
 PATHS = ("/p/1", "/private/1", "/p/2", "/members/1", "/p/3")
@@ -22,6 +22,7 @@ PATHS = ("/p/1", "/private/1", "/p/2", "/members/1", "/p/3")
 async def main(redis_url: str, prefix: str, base: str) -> None:
     backend = RedisGateBackend.from_url(redis_url, prefix=prefix)
     engine = api_engine(POLICY, backend=backend)
+    wait_for_start()
     router = Router({"api": engine}, PolicySet.from_mapping(POLICY))
     try:
         urls = [FakeWeb.url(base, HOST, path) for path in PATHS]

@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _two_workers(module: str, *args: str) -> None:
-    """Run ``python -m tests.integration.<module> ARGS`` twice at once; both must exit 0."""
+    """Run ``python -m tests.integration.<module> ARGS`` twice at once, both starting to fetch
+    once both are ready; both must exit 0."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
@@ -40,13 +41,26 @@ def _two_workers(module: str, *args: str) -> None:
     command = [sys.executable, "-m", f"tests.integration.{module}", *args]
     workers = [
         subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            command,
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(2)
     ]
+    # Both imported and set up before either fetches (fetch_helpers.wait_for_start).
+    ready = [worker.stdout.readline().strip() for worker in workers]  # type: ignore[union-attr]
+    for worker in workers:
+        if ready == ["ready", "ready"]:
+            worker.stdin.write("go\n")  # type: ignore[union-attr]
+            worker.stdin.flush()  # type: ignore[union-attr]
     for worker in workers:
         _, err = worker.communicate(timeout=60)
         assert worker.returncode == 0, err
+    assert ready == ["ready", "ready"], ready
 
 
 def test_two_processes_share_one_host_budget(redis_url: str) -> None:
