@@ -38,10 +38,6 @@ def api_engine(
 def wait_for_start() -> None:
     """In a fleet test's worker process: print ``ready`` once imported and set up, then wait for
     the test's line on stdin, so that its workers start fetching together and the gaps measured
-    at the host do not include one worker's start-up beside the other's first requests.
-
-    A clean CI run on 2026-12-08 saw the host's first gap at 0.140 s for a 0.2 s interval, every
-    later gap on time: the first request reached the host 60 ms after its slot, where quiet runs
-    take about 3 ms (0.201-0.205 s first gaps)."""
+    at the host do not include one worker's start-up beside the other's first requests."""
     print("ready", flush=True)
     sys.stdin.readline()

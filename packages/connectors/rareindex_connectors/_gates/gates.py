@@ -21,9 +21,11 @@ reschedules instead of sleeping).
 
 from __future__ import annotations
 
+import asyncio
 import secrets
+import weakref
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -97,6 +99,9 @@ class HostGates:
         self.backend = backend
         self.clock = clock or SystemClock()
         self._intervals: dict[str, float] = {}
+        self._queues: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Lock]
+        ] = weakref.WeakKeyDictionary()
 
     def raise_interval(self, host: str, seconds: float) -> bool:
         """Space requests to ``host`` at least ``seconds`` apart from now on (a robots.txt
@@ -149,11 +154,42 @@ class HostGates:
         """What the gate currently remembers about ``host`` (None: nothing, it is idle)."""
         return await self.backend.snapshot(host)
 
+    def _queue(self, host: str) -> asyncio.Lock:
+        """This event loop's queue for ``host``: one of its requests at a time asks the backend.
+
+        Every waiting request used to ask for itself: they all woke at the same slot time and
+        raced, and on Redis (optimistic transactions, a retry on each conflict; a 5 ms poll while
+        the host is at its concurrency) the losers' retries kept the event loop busy while the
+        winner's request was being sent, so it reached the host late and the gap before the
+        next one shrank (two processes, five requests each, on a clean checkout: the first gap at
+        the host 0.146-0.159 s for a 0.2 s interval, that request reaching the host 55 ms after
+        its slot; 0.202-0.203 s and about 5 ms with the queue)."""
+        queues = self._queues.setdefault(asyncio.get_running_loop(), {})
+        queue = queues.get(host)
+        if queue is None:
+            queue = queues[host] = asyncio.Lock()
+        return queue
+
     async def _acquire(
         self, host: str, policy: DomainPolicy, limits: GateLimits, *, url: str, probe: bool
     ) -> Permit:
-        token = secrets.token_hex(8)
         first = self.clock.time()
+        # A probe (a health check) skips the interval and concurrency queue: the local one too.
+        queue: AbstractAsyncContextManager[object] = nullcontext() if probe else self._queue(host)
+        async with queue:
+            return await self._ask(host, policy, limits, url=url, probe=probe, first=first)
+
+    async def _ask(
+        self,
+        host: str,
+        policy: DomainPolicy,
+        limits: GateLimits,
+        *,
+        url: str,
+        probe: bool,
+        first: float,
+    ) -> Permit:
+        token = secrets.token_hex(8)
         max_wait = policy.max_wait_ms / 1000
         while True:
             now = self.clock.time()
