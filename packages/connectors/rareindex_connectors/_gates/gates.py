@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import weakref
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
@@ -99,9 +98,7 @@ class HostGates:
         self.backend = backend
         self.clock = clock or SystemClock()
         self._intervals: dict[str, float] = {}
-        self._queues: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, asyncio.Lock]
-        ] = weakref.WeakKeyDictionary()
+        self._queues: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
 
     def raise_interval(self, host: str, seconds: float) -> bool:
         """Space requests to ``host`` at least ``seconds`` apart from now on (a robots.txt
@@ -164,11 +161,11 @@ class HostGates:
         next one shrank (two processes, five requests each, on a clean checkout: the first gap at
         the host 0.146-0.159 s for a 0.2 s interval, that request reaching the host 55 ms after
         its slot; 0.202-0.203 s and about 5 ms with the queue)."""
-        queues = self._queues.setdefault(asyncio.get_running_loop(), {})
-        queue = queues.get(host)
-        if queue is None:
-            queue = queues[host] = asyncio.Lock()
-        return queue
+        loop = asyncio.get_running_loop()
+        queue = self._queues.get(host)
+        if queue is None or queue[0] is not loop:  # an asyncio.Lock serves one event loop
+            queue = self._queues[host] = (loop, asyncio.Lock())
+        return queue[1]
 
     async def _acquire(
         self, host: str, policy: DomainPolicy, limits: GateLimits, *, url: str, probe: bool
