@@ -159,8 +159,8 @@ class HostGates:
         the host is at its concurrency) the losers' retries kept the event loop busy while the
         winner's request was being sent, so it reached the host late and the gap before the
         next one shrank (two processes, five requests each, on a clean checkout: the first gap at
-        the host 0.146-0.159 s for a 0.2 s interval, that request reaching the host 55 ms after
-        its slot; 0.202-0.203 s and about 5 ms with the queue)."""
+        the host 0.146-0.159 s for a 0.2 s interval, that request reaching the host 46-58 ms
+        after its slot; 0.202-0.203 s and 1.3-2.1 ms with the queue)."""
         loop = asyncio.get_running_loop()
         queue = self._queues.get(host)
         if queue is None or queue[0] is not loop:  # an asyncio.Lock serves one event loop
