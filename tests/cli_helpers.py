@@ -8,28 +8,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.subprocess_env import REPO, subprocess_env
+
+__all__ = ["REPO", "invoke_cli", "run_cli"]
 
 
 def run_cli(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m rareindex ARGS`` with ``env`` added to a copy of the environment minus RI_*."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [
-        REPO / "packages/connectors",
-        REPO / "packages/adapters",
-        REPO / "packages/fakeweb",
-        REPO / "packages/rareindex",
-        REPO,
-    ]
-    full_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths)  # also without an install
-    full_env.update(env or {})
+    """``python -m rareindex ARGS`` with ``env`` added to a copy of the environment minus RI_*
+    (:func:`tests.subprocess_env.subprocess_env`)."""
     return subprocess.run(
         [sys.executable, "-m", "workers", *args],
         capture_output=True,
         text=True,
-        env=full_env,
+        env=subprocess_env(env),
         cwd=cwd or REPO,
         timeout=timeout,
         check=False,

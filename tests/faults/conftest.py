@@ -33,11 +33,8 @@ import pytest
 from rareindex.settings import REPO_ROOT
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
+from tests.subprocess_env import subprocess_env
 
-PYTHONPATH = os.pathsep.join(
-    str(REPO_ROOT / p)
-    for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
-)
 GUARD_DIR = Path(__file__).parent / "loopback_only"
 """``sitecustomize.py`` there refuses non-loopback connections in every process started with it."""
 STORES = {
@@ -294,10 +291,10 @@ def fleet_env(
     web_port: int,
     **extra: str,
 ) -> dict[str, str]:
-    """A fleet process's environment: no inherited ``RI_*``, this database and broker, the fake
+    """A fleet process's environment (:func:`tests.subprocess_env.subprocess_env`, the loopback
+    guard first on ``PYTHONPATH``): no inherited ``RI_*``, this database and broker, the fake
     web's hosts pointed at its port, and whatever ``extra`` adds (``RI_RUN_LEASE_SECONDS="3"``)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    env.update(
+    env = subprocess_env(
         {
             "RI_DATABASE_URL": database_url,
             "RI_CONNECTORS_DIR": str(connectors_dir),
@@ -305,9 +302,9 @@ def fleet_env(
             "RI_CONNECT_TO": json.dumps({h: f"127.0.0.1:{web_port}" for h in FAKE_HOSTS}),
             "RI_LOG_LEVEL": "info",
             "RI_LOG_FORMAT": "json",
-            "PYTHONPATH": os.pathsep.join([str(GUARD_DIR), PYTHONPATH]),
             **extra,
-        }
+        },
+        first=[GUARD_DIR],
     )
     if broker_url is not None:
         env["RI_BROKER_URL"] = broker_url

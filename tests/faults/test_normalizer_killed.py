@@ -44,8 +44,9 @@ from rareindex.storage.schema import (
 from rareindex_connectors.records import parse_normalized
 from rareindex_fakeweb import FAKE_HOSTS
 from tests.conftest import PG_ADMIN_URL
+from tests.subprocess_env import subprocess_env
 
-from .conftest import GUARD_DIR, PYTHONPATH, FaultyWeb, connectors_dir, wait_until
+from .conftest import GUARD_DIR, FaultyWeb, connectors_dir, wait_until
 
 APP = f"ri-faults-replay-{os.getpid()}"  # unique: other sessions share the server
 VOLATILE = {"created_at", "updated_at", "resolved_at", "first_seen_at", "last_seen_at"}
@@ -167,13 +168,14 @@ def test_a_normalizer_killed_mid_batch_loses_and_duplicates_nothing(
         clean.dispose()
     assert len(expected[0]) > total and expected[1] and expected[2]
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    env.update(
-        RI_DATABASE_URL=f"{pg_url}?application_name={APP}",
-        RI_CONNECTORS_DIR=str(root),
-        RI_DATA_DIR=str(tmp_path),
-        RI_LOG_LEVEL="warning",
-        PYTHONPATH=os.pathsep.join([str(GUARD_DIR), PYTHONPATH]),
+    env = subprocess_env(
+        {
+            "RI_DATABASE_URL": f"{pg_url}?application_name={APP}",
+            "RI_CONNECTORS_DIR": str(root),
+            "RI_DATA_DIR": str(tmp_path),
+            "RI_LOG_LEVEL": "warning",
+        },
+        first=[GUARD_DIR],
     )
     killed = replay_process(env, tmp_path / "killed.log")
     try:

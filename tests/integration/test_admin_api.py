@@ -5,7 +5,6 @@ through Redis, and the storage queries (engine stats in JSON, coverage) on both 
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import signal
 import socket
@@ -33,6 +32,7 @@ from rareindex.storage.schema import connectors
 from rareindex_connectors.errors import TransientFetchError
 from rareindex_connectors.runtime import DomainPolicy, HostGates, RedisGateBackend
 from tests.cli_helpers import REPO
+from tests.subprocess_env import subprocess_env
 from tests.unit.rareindex.api.api_helpers import (
     MARKET_PATTERN,
     bearer,
@@ -48,26 +48,12 @@ full.main()
 """
 
 
-def _env(extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [
-        REPO / "packages/connectors",
-        REPO / "packages/adapters",
-        REPO / "packages/fakeweb",
-        REPO / "packages/rareindex",
-        REPO,
-    ]
-    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths)
-    env.update(extra)
-    return env
-
-
 def rareindex(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", LAUNCH, *args],
         capture_output=True,
         text=True,
-        env=_env(env),
+        env=subprocess_env(env),
         cwd=REPO,
         timeout=120,
         check=False,
@@ -90,7 +76,7 @@ def api_process(port: int, env: dict[str, str], logs: Path) -> Iterator[subproce
         stdout=out,
         stderr=subprocess.STDOUT,
         text=True,
-        env=_env(env),
+        env=subprocess_env(env),
         cwd=REPO,
     )
     try:

@@ -15,7 +15,6 @@ few and no deadline applies, so the file stays within about a minute on a slow m
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -41,6 +40,7 @@ from rareindex.storage.cert_store import add_pending
 from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from tests.cli_helpers import REPO
+from tests.subprocess_env import subprocess_env
 from tests.unit.rareindex.api.api_helpers import make_app, seed
 
 GUARD = REPO / "tests" / "faults" / "loopback_only"
@@ -107,22 +107,15 @@ def live_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApi]:
     guard = root / "guard"
     guard.mkdir()
     (guard / "sitecustomize.py").write_text(NO_DNS.format(guard=str(GUARD / "sitecustomize.py")))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [
-        guard,
-        REPO / "packages/connectors",
-        REPO / "packages/adapters",
-        REPO / "packages/fakeweb",
-        REPO / "packages/rareindex",
-        REPO,
-    ]
-    env |= {
-        "PYTHONPATH": os.pathsep.join(str(p) for p in paths),
-        "RI_DATABASE_URL": url,
-        "RI_DATA_DIR": str(root),
-        "RI_CONNECTORS_DIR": str(connectors),
-        "RI_LOG_LEVEL": "warning",
-    }
+    env = subprocess_env(
+        {
+            "RI_DATABASE_URL": url,
+            "RI_DATA_DIR": str(root),
+            "RI_CONNECTORS_DIR": str(connectors),
+            "RI_LOG_LEVEL": "warning",
+        },
+        first=[guard],
+    )
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     web = serve_asgi(FakeWeb().app)

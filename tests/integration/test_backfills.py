@@ -55,6 +55,7 @@ from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.shopify_data import shop_data
 from rareindex_fakeweb.sites.woo_data import woo_data
 from tests.cli_helpers import invoke_cli
+from tests.subprocess_env import subprocess_env
 
 REGISTRY = load_registry(REPO_ROOT / "connectors")
 SHOP_IDS = sorted(str(p["id"]) for p in shop_data(7).products)
@@ -489,10 +490,6 @@ def _crawler_env(db: Engine, tmp_path: Path, web: Web, *, page_size: int) -> dic
         "RI_CONNECTORS_DIR": str(_connectors_dir(tmp_path, page_size)),
         "RI_CONNECT_TO": json.dumps({h: f"127.0.0.1:{web.port}" for h in FAKE_HOSTS}),
         "RI_RUN_LEASE_SECONDS": "2",
-        "PYTHONPATH": os.pathsep.join(
-            str(REPO_ROOT / p)
-            for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
-        ),
     }
 
 
@@ -514,8 +511,7 @@ def test_ctrl_c_pauses_the_cli_campaign_after_the_current_slice(
     upgrade(sqlite_engine)
     web.requests.clear()
     web.delay_s = 0.1
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    env.update(_crawler_env(sqlite_engine, tmp_path, web, page_size=50))
+    env = subprocess_env(_crawler_env(sqlite_engine, tmp_path, web, page_size=50))
     process = _crawler(
         env, tmp_path / "cli.log", "start", "cards-shop", "--page-budget", "1", "--run"
     )
@@ -543,8 +539,7 @@ def test_a_crawler_killed_mid_slice_is_taken_over_with_no_gap_and_no_duplicate(
     the run over from the committed cursor and finishes with exactly the store's products."""
     upgrade(any_engine)
     page_size, pages = 50, -(-len(SHOP_IDS) // 50)  # 14 pages, then an empty 15th
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    env.update(_crawler_env(any_engine, tmp_path, web, page_size=page_size))
+    env = subprocess_env(_crawler_env(any_engine, tmp_path, web, page_size=page_size))
     web.requests.clear()
     web.delay_s = 0.15  # every page takes 150 ms to answer: a slice is in flight most of the time
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
 import sys
@@ -54,6 +53,7 @@ from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.catalog import world_catalog
 from rareindex_fakeweb.sites.market_data import market_data
 from tests.cli_helpers import REPO, run_cli
+from tests.subprocess_env import subprocess_env
 
 CATALOG = world_catalog(7)
 ZARD = next(i for i in CATALOG if i.external_id == "pk0012")  # Base Set Charizard, Unlimited
@@ -81,23 +81,12 @@ def _engine(tmp_path: Path) -> Engine:
 
 def _with_stdin(*args: str, env: dict[str, str], stdin: str) -> subprocess.CompletedProcess[str]:
     """Like :func:`tests.cli_helpers.run_cli`, with ``stdin`` piped in."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    paths = [
-        REPO / "packages/connectors",
-        REPO / "packages/adapters",
-        REPO / "packages/fakeweb",
-        REPO / "packages/rareindex",
-        REPO,
-    ]
-    full_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in paths)
-    full_env["PYTHONIOENCODING"] = "utf-8"
-    full_env.update(env)
     return subprocess.run(
         [sys.executable, "-m", "workers", *args],
         input=stdin,
         capture_output=True,
         text=True,
-        env=full_env,
+        env=subprocess_env({"PYTHONIOENCODING": "utf-8", **env}),
         cwd=REPO,
         timeout=120,
         check=False,

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,6 +25,7 @@ from rareindex_connectors._gates import GateLimits
 from rareindex_connectors._gates.filelock import FileGateBackend
 from tests.integration.fetch_helpers import running_fake_web
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
+from tests.subprocess_env import start_module, subprocess_env
 
 pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files
 
@@ -50,20 +48,14 @@ def _connectors(root: Path) -> Path:
 
 def _env(tmp_path: Path, base: str) -> dict[str, str]:
     port = urlsplit(base).port
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-    env.update(
+    return subprocess_env(
         {
             "RI_DATA_DIR": str(tmp_path),
             "RI_CONNECTORS_DIR": str(_connectors(tmp_path / "connectors")),
             "RI_CONNECT_TO": json.dumps({HOST: f"127.0.0.1:{port}"}),
             "RI_LOG_LEVEL": "warning",
-            "PYTHONPATH": os.pathsep.join(
-                str(REPO_ROOT / p)
-                for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
-            ),
         }
     )
-    return env
 
 
 def test_two_embedded_crawls_of_one_host_keep_its_interval_and_index_what_they_stored(
@@ -74,14 +66,7 @@ def test_two_embedded_crawls_of_one_host_keep_its_interval_and_index_what_they_s
     with running_fake_web() as (web, base):
         env = _env(tmp_path, base)
         crawls = [
-            subprocess.Popen(
-                [sys.executable, "-m", "workers", "crawl", slug, *extra],
-                env=env,
-                cwd=REPO_ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            start_module("workers", "crawl", slug, *extra, env=env)
             for slug, extra in (("cards-a", ()), ("cards-b", ("--raw-only",)))
         ]
         outputs = [crawl.communicate(timeout=90) for crawl in crawls]

@@ -9,7 +9,6 @@ skip without Chromium, or fail under CI=true).
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -25,6 +24,7 @@ from rareindex.storage import make_engine
 from rareindex.storage.outbox import emit, event
 from tests.cli_helpers import REPO
 from tests.integration.test_report_browser import Page, browser  # noqa: F401 - the fixture
+from tests.subprocess_env import subprocess_env
 from tests.unit.rareindex.api.api_helpers import seed
 
 ITEMS = "Array.from(document.querySelectorAll('#events li')).map(li => li.dataset.cursor)"
@@ -42,14 +42,14 @@ class Api:
     def __init__(self, root: Path, url: str) -> None:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        paths = ["packages/connectors", "packages/fakeweb", "packages/rareindex", "."]
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")} | {
-            "PYTHONPATH": os.pathsep.join(str(REPO / p) for p in paths),
-            "RI_DATABASE_URL": url,
-            "RI_DATA_DIR": str(root),
-            "RI_EVENTS_POLL_SECONDS": "0.1",
-            "RI_LOG_LEVEL": "warning",
-        }
+        self.env = subprocess_env(
+            {
+                "RI_DATABASE_URL": url,
+                "RI_DATA_DIR": str(root),
+                "RI_EVENTS_POLL_SECONDS": "0.1",
+                "RI_LOG_LEVEL": "warning",
+            }
+        )
         self.log = root / "api.log"
         self.process: subprocess.Popen[bytes] | None = None
 

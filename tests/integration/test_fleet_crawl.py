@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -32,6 +30,7 @@ from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FAKE_HOSTS, FakeWeb
 from rareindex_fakeweb.sites.catalog import world_catalog
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
+from tests.subprocess_env import start_module, subprocess_env
 
 STORES = ("shopify/cards-shop.toml", "woocommerce/comics-woo.toml", "woocommerce/coins-woo.toml")
 
@@ -123,8 +122,7 @@ def test_scheduler_and_two_workers_match_embedded(
         upgrade(pg_engine)
         import_catalog(pg_engine, world_catalog(7))
         broker_url = f"{redis_url.rsplit('/', 1)[0]}/{secrets.randbelow(8) + 8}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-        env.update(
+        env = subprocess_env(
             {
                 "RI_DATABASE_URL": pg_url,
                 "RI_BROKER_URL": broker_url,
@@ -132,10 +130,6 @@ def test_scheduler_and_two_workers_match_embedded(
                 "RI_DATA_DIR": str(tmp_path / "fleet"),
                 "RI_CONNECT_TO": json.dumps(connect_to),
                 "RI_LOG_LEVEL": "warning",
-                "PYTHONPATH": os.pathsep.join(
-                    str(REPO_ROOT / p)
-                    for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
-                ),
             }
         )
         import redis
@@ -143,14 +137,7 @@ def test_scheduler_and_two_workers_match_embedded(
         redis.Redis.from_url(broker_url).flushdb()
 
         def start(*args: str) -> subprocess.Popen[str]:
-            return subprocess.Popen(
-                [sys.executable, "-m", "workers", *args],
-                env=env,
-                cwd=REPO_ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            return start_module("workers", *args, env=env)
 
         processes = [
             start("worker", "--threads", "2"),

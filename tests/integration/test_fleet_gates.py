@@ -4,11 +4,7 @@ as one — measured at the host over real sockets."""
 from __future__ import annotations
 
 import itertools
-import os
 import secrets
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import redis
@@ -18,39 +14,15 @@ from rareindex_fakeweb.sites.robots_hosts import CRAWL_DELAY_S
 from rareindex_fakeweb.sites.robots_hosts import HOST as ROBOTS_HOST
 from tests.integration.fetch_helpers import running_fake_web
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
+from tests.subprocess_env import start_module
 
 pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _two_workers(module: str, *args: str) -> None:
     """Run ``python -m tests.integration.<module> ARGS`` twice at once, both starting to fetch
     once both are ready; both must exit 0."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [
-                str(REPO / "packages/connectors"),
-                str(REPO / "packages/fakeweb"),
-                str(REPO / "packages/rareindex"),
-                str(REPO),
-            ]
-        ),
-    }
-    command = [sys.executable, "-m", f"tests.integration.{module}", *args]
-    workers = [
-        subprocess.Popen(
-            command,
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    workers = [start_module(f"tests.integration.{module}", *args, stdin=True) for _ in range(2)]
     # Both imported and set up before either fetches (fetch_helpers.wait_for_start).
     ready = [worker.stdout.readline().strip() for worker in workers]  # type: ignore[union-attr]
     for worker in workers:

@@ -13,7 +13,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from rareindex_connectors.testing import serve_asgi
 from rareindex_fakeweb import FakeWeb
 from rareindex_fakeweb.sites.catalog import world_catalog
 from tests.integration.test_fetch_politeness import GAP_TOLERANCE_S
+from tests.subprocess_env import start_module, subprocess_env
 
 pytestmark = pytest.mark.serial  # gaps measured at the host: run alone, not beside other files
 
@@ -119,8 +119,7 @@ def test_a_fleet_on_rabbitmq_crawls_indexes_and_keeps_the_host_limits(
     redis.Redis.from_url(gates_url).flushdb()
     web = FakeWeb()
     with serve_asgi(web.app) as base:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RI_")}
-        env.update(
+        env = subprocess_env(
             {
                 "RI_DATABASE_URL": pg_url,
                 "RI_BROKER_URL": rabbitmq_url,
@@ -129,22 +128,11 @@ def test_a_fleet_on_rabbitmq_crawls_indexes_and_keeps_the_host_limits(
                 "RI_DATA_DIR": str(tmp_path),
                 "RI_CONNECT_TO": json.dumps({HOST: f"127.0.0.1:{urlsplit(base).port}"}),
                 "RI_LOG_LEVEL": "warning",
-                "PYTHONPATH": os.pathsep.join(
-                    str(REPO_ROOT / p)
-                    for p in ("packages/connectors", "packages/fakeweb", "packages/rareindex", ".")
-                ),
             }
         )
 
         def start(*args: str) -> subprocess.Popen[str]:
-            return subprocess.Popen(
-                [sys.executable, "-m", "workers", *args],
-                env=env,
-                cwd=REPO_ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            return start_module("workers", *args, env=env)
 
         processes = [
             start("worker", "--threads", "2"),

@@ -7,15 +7,11 @@ once."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -32,8 +28,8 @@ from rareindex.storage.queue import DuePlan, due_connectors, enqueue_run, enqueu
 from rareindex.storage.runs import LeaseLost
 from rareindex.storage.schema import connector_backfills, connector_runs, connectors
 from rareindex_connectors import ConnectorMeta
+from tests.subprocess_env import start_module
 
-REPO = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(seconds=60)
 TABLES = ("leases", "connector_runs", "connector_backfills", "connectors", "sources")
@@ -668,27 +664,8 @@ def test_two_scheduler_processes_enqueue_each_due_crawl_once(pg_db: Engine) -> N
     slugs = [f"proc-{i}" for i in range(12)]
     seed(pg_db, *(stub(slug, classes[i % 4]) for i, slug in enumerate(slugs)))
     url = pg_db.url.render_as_string(hide_password=False)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [
-                str(REPO / "packages/connectors"),
-                str(REPO / "packages/fakeweb"),
-                str(REPO / "packages/rareindex"),
-                str(REPO),
-            ]
-        ),
-    }
     workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.scheduler_worker", url, holder, "2.0"],
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        start_module("tests.integration.scheduler_worker", url, holder, "2.0", stdin=True)
         for holder in ("proc-a", "proc-b")
     ]
     for worker in workers:  # both imported and connected, however loaded the machine is

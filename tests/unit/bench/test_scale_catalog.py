@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from bench.scale.noise import segments, trap_serial
 from rareindex_connectors.records import CatalogItem
 from rareindex_fakeweb.sites.catalog import world_catalog
 from rareindex_fakeweb.sites.market_data import market_data
+from tests.subprocess_env import subprocess_env
 
 REPO = Path(__file__).resolve().parents[3]
 SEED = 7
@@ -127,11 +127,7 @@ def test_deterministic_across_processes() -> None:
         "print(hashlib.sha256('\\n'.join([r.title for r in c] + [x.title for x in t]).encode())"
         ".hexdigest())"
     )
-    env = {
-        **os.environ,
-        "PYTHONHASHSEED": "12345",
-        "PYTHONPATH": os.pathsep.join(["packages/connectors", "packages/fakeweb", "."]),
-    }
+    env = subprocess_env({"PYTHONHASHSEED": "12345"})
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO, env=env
     )

@@ -10,14 +10,12 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import os
 import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
@@ -38,6 +36,7 @@ from rareindex_fakeweb.sites.market_data import build_market, market_data
 from rareindex_fakeweb.sites.news import build_articles
 from rareindex_fakeweb.sites.shopify_data import build_shop, shop_data
 from rareindex_fakeweb.sites.woo_data import build_woo, woo_data
+from tests.subprocess_env import subprocess_env
 from tests.unit.fakeweb.fake_sites_helpers import (
     AUCTION,
     COINS,
@@ -58,8 +57,6 @@ from tests.unit.fakeweb.fake_sites_helpers import (
 )
 
 SEED = 7
-REPO = Path(__file__).resolve().parents[3]
-PACKAGES = [REPO / "packages" / "connectors", REPO / "packages" / "fakeweb"]
 
 
 @pytest.fixture(scope="module")
@@ -472,14 +469,9 @@ def test_generation_does_not_depend_on_the_hash_seed() -> None:
     """Set iteration order changes with ``PYTHONHASHSEED``; the generated data must not."""
     digests = []
     for seed, hash_seed in ((SEED, "0"), (SEED, "4242"), (8, "0")):
-        env = {
-            **os.environ,
-            "PYTHONHASHSEED": hash_seed,
-            "PYTHONPATH": os.pathsep.join(map(str, PACKAGES)),
-        }
         run = subprocess.run(
             [sys.executable, "-c", DIGEST.format(seed=seed)],
-            env=env,
+            env=subprocess_env({"PYTHONHASHSEED": hash_seed}),
             capture_output=True,
             text=True,
             timeout=60,
