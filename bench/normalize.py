@@ -207,8 +207,9 @@ def cold_caches() -> None:
     from rareindex.resolution.text import fold, tokenize
     from rareindex_adapters import lift_grading
 
-    # The adapters' Grading models (one per distinct grade, 116 in the fake web) stay built: a
-    # private cache; building them costs about 0.2 ms of a pass (1.63 us each, timeit, 17:56 UTC).
+    # The adapters' Grading models (one per distinct grade, 116 in the fake web) and their card
+    # grades' readings stay built: private caches of a few hundred grades, not of titles; building
+    # the models costs about 0.2 ms of a pass (1.63 us each, timeit, 17:56 UTC).
     for cached in (lift_grading, tokenize, fold):
         cached.cache_clear()
 

@@ -24,7 +24,7 @@ import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, cast
 
 from rareindex_connectors.records import Grader, Grading
 
@@ -217,38 +217,66 @@ def _grade_str(value: Decimal) -> str:
     return str(int(value)) if value == value.to_integral_value() else str(value.normalize())
 
 
+# The groups of a _CARD_GRADE match that a card grade is read from (one ``Match.group`` call).
+_CARD_GROUPS = ("pre", "post", "auth", "label_only", "num", "qual", "qual2", "auto")
+
+
 def _card_grading(
     grader: Grader, scale: Scale, m: re.Match[str], flags: set[str]
 ) -> Grading | None:
-    words = f"{m['pre'] or ''} {m['post'] or ''}"
+    grading, raised = _card_reading(grader, scale, *m.group(*_CARD_GROUPS))
+    if raised:
+        flags.update(raised)
+    return grading
+
+
+@functools.lru_cache(maxsize=4096)
+def _card_reading(
+    grader: Grader,
+    scale: Scale,
+    pre: str | None,
+    post: str | None,
+    auth: str | None,
+    label_only: str | None,
+    num: str | None,
+    qual: str | None,
+    qual2: str | None,
+    auto: str | None,
+) -> tuple[Grading | None, tuple[str, ...]]:
+    """What a card grade's words (the groups of a ``_CARD_GRADE`` match) read as: the grading,
+    or None, and the flags they raise. A function of those words alone, so it is remembered: the
+    same few grades (``PSA 10 GEM MT``) come back title after title, and reading one took about
+    4 us of the ~23 us a title with one cost (the fake web's titles)."""
+    words = f"{pre or ''} {post or ''}"
     label = next((name for rx, name in _LABEL_RES.get(grader, ()) if rx.search(words)), None)
-    if m["auth"]:
-        grade = "AA" if _ALTERED.search(m["auth"]) else "AUTH"
-    elif m["label_only"]:
+    raised: tuple[str, ...] = ()
+    if auth:
+        grade = "AA" if _ALTERED.search(auth) else "AUTH"
+    elif label_only:
         if grader != "BGS":
-            return None
+            return None, ()
         grade, label = "10", "Black Label"
     else:
-        value = Decimal(m["num"])
+        value = Decimal(cast(str, num))  # the caller reads a grade only with one of the three
         if scale == "sgc" and value >= 20 and value == value.to_integral_value() and value <= 100:
-            flags.add("legacy_scale")
+            raised = ("legacy_scale",)  # SGC's old 100-point scale: kept as it is written
         elif value not in _VALID[scale]:
-            flags.add("invalid_grade")
-            return None
+            return None, ("invalid_grade",)
         grade = _grade_str(value)
     if label in {"Black Label", "Pristine", "Perfect"} and grade != "10":
         label = None  # these labels exist only on a 10
-    qual = m["qual"] or m["qual2"]
+    qual = qual or qual2
     qualifier = _QUALIFIER_NOISE.sub("", qual) if qual and grader == "PSA" else None
     if grader == "OTHER":
-        flags.add("other_grader")
-    return _grading(
+        raised += ("other_grader",)
+    grading = _grading(
         ("grader", grader),
         ("grade", grade),
         ("qualifier", qualifier),
         ("label_type", label),
-        ("autograph_grade", m["auto"]),
+        ("autograph_grade", auto),
     )
+    return grading, raised
 
 
 def _coin_grading(grader: Grader, m: re.Match[str]) -> Grading | None:
@@ -343,20 +371,36 @@ class GradeScan:
     masked: str
 
 
+_NO_FLAGS: frozenset[str] = frozenset()
+
+
 def find_grades(text: str) -> GradeScan:
     """Every grade mention in ``text``, sorted into affirmative, negated and speculative."""
     flags: set[str] = set()
     mentions = _mentions(text, flags)
+    if not mentions:  # no grader named: nothing found, nothing masked (most raw listings)
+        return GradeScan(
+            gradings=(), negated=False, speculative=False, flags=_NO_FLAGS, masked=text
+        )
     masked = _mask(text, [(m.start, m.end) for m in mentions])
     loose, masked = _loose_coin_grades(mentions, masked)
-    found = [m.grading for m in mentions if m.status == "ok" and m.grading] + loose
-    gradings = tuple(dict.fromkeys(found))
-    if not any(g.grader == "OTHER" for g in gradings):
+    found: list[Grading] = []
+    negated = speculative = False
+    for m in mentions:
+        if m.status == "ok":
+            if m.grading:
+                found.append(m.grading)
+        elif m.status == "negated":
+            negated = True
+        else:
+            speculative = True
+    gradings = tuple(dict.fromkeys(found + loose))
+    if flags and not any(g.grader == "OTHER" for g in gradings):
         flags.discard("other_grader")
     return GradeScan(
         gradings=gradings,
-        negated=any(m.status == "negated" for m in mentions),
-        speculative=any(m.status == "speculative" for m in mentions),
-        flags=frozenset(flags),
+        negated=negated,
+        speculative=speculative,
+        flags=frozenset(flags) if flags else _NO_FLAGS,
         masked=masked,
     )

@@ -55,7 +55,7 @@ from enum import StrEnum
 from rareindex_connectors.records import Grading
 
 from ._ascii_twin import LoweredPrefilter, ascii_twin, printable_ascii
-from .grades import find_grades
+from .grades import GradeScan, find_grades
 
 __all__ = ["CONDITIONS", "EDITIONS", "TitleFacts", "TitleFlag", "edition_of", "lift_grading"]
 
@@ -262,19 +262,13 @@ def lift_grading(title: str) -> TitleFacts:
     connector, by the quality rules and by the resolver, and the second and third reads are free.
     """
     scan = find_grades(unicodedata.normalize("NFKC", title))
-    flags = set(scan.flags)
-    if scan.negated:
-        flags.add(TitleFlag.NEGATED_GRADE)
-    if scan.speculative:
-        flags.add(TitleFlag.SPECULATIVE_GRADE)
-    if len(scan.gradings) > 1:
-        flags.add(TitleFlag.MULTIPLE_GRADES)
     grading = scan.gradings[0] if len(scan.gradings) == 1 else None
-    if grading is None or grading.grader != "OTHER":
-        flags.discard(TitleFlag.OTHER_GRADER)
     plain = printable_ascii(scan.masked)
-    if _ANY_FLAG_ASCII.admits(scan.masked) if plain else _ANY_FLAG_RE.search(scan.masked):
-        flags.update(flag for flag, rx in _FLAG_RES if rx.search(scan.masked))
+    flagged = _ANY_FLAG_ASCII.admits(scan.masked) if plain else _ANY_FLAG_RE.search(scan.masked)
+    if flagged or scan.flags or scan.negated or scan.speculative or len(scan.gradings) > 1:
+        flag_names = _flags(scan, grading, flagged=bool(flagged))
+    else:
+        flag_names = ()  # most titles: no flag at all
     condition = None
     condition_re = _CONDITION_ASCII if plain else _CONDITION_RE
     if grading is None and (cm := condition_re.search(_without_mint_phrases(scan.masked))):
@@ -282,11 +276,28 @@ def lift_grading(title: str) -> TitleFacts:
     return TitleFacts(
         grading=grading,
         condition=condition,
-        is_lot=TitleFlag.LOT in flags,
+        is_lot=TitleFlag.LOT in flag_names,
         negated=scan.negated or scan.speculative,
-        flags=tuple(str(f) for f in sorted(flags, key=_FLAG_ORDER.__getitem__)),
+        flags=flag_names,
         edition=edition_of(scan.masked),
     )
+
+
+def _flags(scan: GradeScan, grading: Grading | None, *, flagged: bool) -> tuple[str, ...]:
+    """The title's flags, in enum order: the grade scan's and, where the prefilter let the title
+    through (``flagged``), the rules'."""
+    flags = set(scan.flags)
+    if scan.negated:
+        flags.add(TitleFlag.NEGATED_GRADE)
+    if scan.speculative:
+        flags.add(TitleFlag.SPECULATIVE_GRADE)
+    if len(scan.gradings) > 1:
+        flags.add(TitleFlag.MULTIPLE_GRADES)
+    if grading is None or grading.grader != "OTHER":
+        flags.discard(TitleFlag.OTHER_GRADER)
+    if flagged:
+        flags.update(flag for flag, rx in _FLAG_RES if rx.search(scan.masked))
+    return tuple(str(f) for f in sorted(flags, key=_FLAG_ORDER.__getitem__))
 
 
 def edition_of(title: str) -> str | None:

@@ -482,3 +482,21 @@ def test_a_grade_met_again_is_the_same_frozen_grading_with_the_same_fields_set()
         "autograph_grade",
     }
     assert postfix.model_fields_set == {"grader", "grade"}  # as Grading(grader=…, grade=…)
+
+
+@pytest.mark.parametrize(
+    ("first", "again", "flag"),
+    [
+        ("1952 Topps Mantle SGC 96", "SGC 96 1954 Bowman Mays", "legacy_scale"),
+        ("TAG 10 Charizard Evolving Skies", "Umbreon VMAX TAG 10", "other_grader"),
+        ("PSA 9.5 Michael Jordan Fleer", "Griffey PSA 9.5", "invalid_grade"),
+    ],
+)
+def test_a_card_grade_read_again_raises_its_flag_again(first: str, again: str, flag: str) -> None:
+    # The second title's grade words are the first's: its reading is remembered, and the flag
+    # that reading raised must be raised for the second title too.
+    lift_grading.cache_clear()
+    assert flag in find_grades(first).flags
+    assert flag in find_grades(again).flags
+    assert flag in lift_grading(again).flags
+    assert lift_grading(first).grading == lift_grading(again).grading
