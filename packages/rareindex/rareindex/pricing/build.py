@@ -43,12 +43,14 @@ from .repeat_sales import (
     DEFAULT_INDEX,
     IndexParams,
     IndexPoint,
+    cells_index,
+    pair_count,
     pair_weeks,
     repeat_sales_index,
     sale_pairs,
     variant_weeks,
     week_of,
-    weekly_pairs,
+    weekly_cells,
 )
 from .sales import PricedSale
 
@@ -146,13 +148,13 @@ def build_pricing(
     def index_of(key: str, chain: list[PricedSale], least: int) -> list[IndexPoint]:
         if previous is not None and key not in previous.changed_from:
             return list(previous.points.get(key, ()))
-        pairs = sale_pairs(chain, within=index_params.window_weeks - 1)
-        if len(pairs) < least:
+        cells = weekly_cells(variant_weeks(chain), within=index_params.window_weeks - 1)
+        if pair_count(cells) < least:
             return []
         if previous is None:
-            return repeat_sales_index(pairs, base=base, params=index_params)
-        return repeat_sales_index(
-            pairs,
+            return cells_index(cells, base=base, params=index_params)
+        return cells_index(
+            cells,
             base=base,
             params=index_params,
             resume=previous.points.get(key, ()),
@@ -173,11 +175,11 @@ def build_pricing(
         if not resume or bounds is None or resume[0].week != bounds[0] or since <= bounds[0]:
             return None
         cutoff = max(bounds[0], since - timedelta(weeks=within))
-        pairs = weekly_pairs(by_variant, since=cutoff, within=within)
-        if not pairs:
+        cells = weekly_cells(by_variant, since=cutoff, within=within)
+        if not cells:
             return None
-        return repeat_sales_index(
-            pairs,
+        return cells_index(
+            cells,
             base=base,
             start=bounds[0],
             end=bounds[1],

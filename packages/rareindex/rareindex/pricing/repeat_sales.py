@@ -47,13 +47,14 @@ import itertools
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from statistics import NormalDist
 
-from .estimates import weighted_median
 from .sales import PricedSale
+from .window_fit import Cell, fit, link, variance_model
+from .window_fit import window as window_of
 
 __all__ = [
     "DEFAULT_INDEX",
@@ -176,8 +177,41 @@ def weekly_pairs(
     price (so by ``log_ratio``; their weight is the same). With ``since``, a week more than
     ``within`` weeks before it is never a partner of a week after it, so reading it changes
     nothing."""
-    span = timedelta(weeks=within)
     cells: dict[tuple[date, date], list[SalePair]] = defaultdict(list)
+    formed = _variant_pairs(by_variant, since, partners, within)
+    for variant_id, second, first, ys, weight in formed:
+        cells[second, first] += [SalePair(variant_id, first, second, y, weight) for y in ys]
+    return [pair for cell in sorted(cells) for pair in cells[cell]]
+
+
+def weekly_cells(
+    by_variant: Mapping[str, Mapping[date, Sequence[float]]],
+    *,
+    since: date | None = None,
+    partners: int = PARTNERS,
+    within: int = WITHIN_WEEKS,
+) -> dict[date, list[Cell]]:
+    """The pairs of :func:`weekly_pairs` as the fit reads them, without a :class:`SalePair` each:
+    second week -> its cells by first week, a cell's pairs in :func:`weekly_pairs`' order."""
+    cells: dict[tuple[date, date], Cell] = {}
+    for _, second, first, ys, weight in _variant_pairs(by_variant, since, partners, within):
+        cell = cells.get((second, first))
+        if cell is None:
+            cell = cells[second, first] = Cell(second, first, [], [])
+        cell.ys += ys
+        cell.weights += [weight] * len(ys)
+    return _by_second(cells)
+
+
+def _variant_pairs(
+    by_variant: Mapping[str, Mapping[date, Sequence[float]]],
+    since: date | None,
+    partners: int,
+    within: int,
+) -> Iterator[tuple[str, date, date, list[float], float]]:
+    """``(variant, second, first, ys, weight)`` of each variant's pairs of one (second, first)
+    cell, variants in order, ``ys`` sorted (:func:`weekly_pairs`)."""
+    span = timedelta(weeks=within)
     for variant_id, weeks in sorted(by_variant.items()):
         ordered = sorted(weeks)
         middle: dict[date, float] = {}
@@ -194,188 +228,35 @@ def weekly_pairs(
                 if first not in middle:
                     middle[first] = statistics.median(weeks[first])
                 m = middle[first]
-                cells[second, first] += [
-                    SalePair(variant_id, first, second, y - m, weight) for y in ys
-                ]
-    return [pair for cell in sorted(cells) for pair in cells[cell]]
+                yield variant_id, second, first, [y - m for y in ys], weight
+
+
+def pair_cells(pairs: Iterable[SalePair]) -> dict[date, list[Cell]]:
+    """``pairs`` grouped as :func:`weekly_cells` gives them (a cell's pairs in their order)."""
+    cells: dict[tuple[date, date], Cell] = {}
+    for pair in pairs:
+        cell = cells.get((pair.second, pair.first))
+        if cell is None:
+            cell = cells[pair.second, pair.first] = Cell(pair.second, pair.first, [], [])
+        cell.ys.append(pair.log_ratio)
+        cell.weights.append(pair.weight)
+    return _by_second(cells)
+
+
+def _by_second(cells: Mapping[tuple[date, date], Cell]) -> dict[date, list[Cell]]:
+    out: dict[date, list[Cell]] = defaultdict(list)
+    for key in sorted(cells):
+        out[key[0]].append(cells[key])
+    return dict(out)
+
+
+def pair_count(cells: Mapping[date, Sequence[Cell]]) -> int:
+    """How many pairs ``cells`` hold."""
+    return sum(len(cell.ys) for found in cells.values() for cell in found)
 
 
 def _weeks(start: date, end: date) -> list[date]:
     return [start + timedelta(weeks=n) for n in range((end - start).days // 7 + 1)]
-
-
-def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
-    """Gaussian elimination with partial pivoting (the systems are a few dozen weeks wide)."""
-    n = len(rhs)
-    m = [[*row[:], rhs[i]] for i, row in enumerate(matrix)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: (abs(m[r][col]), -r))
-        m[col], m[pivot] = m[pivot], m[col]
-        lead = m[col][col]
-        for r in range(col + 1, n):
-            factor = m[r][col] / lead
-            if factor:
-                row, top = m[r], m[col]
-                for c in range(col, n + 1):
-                    row[c] -= factor * top[c]
-    out = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        out[r] = (m[r][n] - sum(m[r][c] * out[c] for c in range(r + 1, n))) / m[r][r]
-    return out
-
-
-def _weight(pair: SalePair, model: tuple[float, float] | None) -> float:
-    if model is None:
-        return pair.weight
-    a, b = model
-    return pair.weight / (a + b * (pair.second - pair.first).days / 7)
-
-
-HUBER = 1.345
-"""Huber's constant: a pair whose standardised residual exceeds it weighs ``HUBER / |u|``."""
-HUBER_PASSES = 3
-"""Huber passes, each on the residuals of the one before (iteratively reweighted least squares):
-one pass left the coin index of the bench's seed 9 3.1 % off its true path, three 2.8 %."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Window:
-    """The pairs inside one week's window as its fits read them, built once for the week's five
-    solves and the passes over their residuals (each read the pairs' attributes again, and
-    summed a pair into its cell through a dict): per pair, in the pairs' order, its weeks'
-    positions in the window, ``y``, weight and the number of its (second, first) cell; the cells
-    sorted, with the days between their two weeks."""
-
-    seconds: list[int]
-    firsts: list[int]
-    ys: list[float]
-    weights: list[float]
-    cell_of: list[int]
-    cells: list[tuple[int, int]]
-    days: list[int]
-    weeks: int
-
-
-def _window(pairs: Sequence[SalePair], weeks: Sequence[date]) -> _Window:
-    at = {week: n for n, week in enumerate(weeks)}
-    seconds = [at[p.second] for p in pairs]
-    firsts = [at[p.first] for p in pairs]
-    cells = sorted(set(zip(seconds, firsts, strict=True)))
-    number = {cell: n for n, cell in enumerate(cells)}
-    return _Window(
-        seconds=seconds,
-        firsts=firsts,
-        ys=[p.log_ratio for p in pairs],
-        weights=[p.weight for p in pairs],
-        cell_of=[number[cell] for cell in zip(seconds, firsts, strict=True)],
-        cells=cells,
-        days=[(weeks[i] - weeks[j]).days for i, j in cells],
-        weeks=len(weeks),
-    )
-
-
-def _fit(
-    window: _Window, model: tuple[float, float] | None, *, robust: bool = False
-) -> list[float]:
-    """``β`` of every week by weighted least squares on ``y = β_second - β_first`` (``β`` = 0 on
-    the first week); ``robust``: :data:`HUBER_PASSES` more passes with Huber weights on the
-    residuals of the pass before.
-    The Huber pass standardises each residual by its variance model and by their robust spread
-    (1.4826 x their median): the variance model, a mean of squares, is inflated by the very
-    outliers the pass is for. A tiny penalty on ``(β_t - β_{t-1})²`` keeps a week no pair touches
-    at its neighbour's level instead of leaving the system singular."""
-    weights = window.weights
-    if model is not None:  # a pair's weight over its cell's variance (one per cell)
-        a, b = model
-        variance = [a + b * days / 7 for days in window.days]
-        weights = [w / variance[c] for w, c in zip(weights, window.cell_of, strict=True)]
-    beta = _solve_cells(window, weights)
-    if robust and model is not None and window.ys:
-        a, b = model
-        spreads = [math.sqrt(a + b * (i - j)) for i, j in window.cells]
-        us = _residuals(window, beta, spreads)
-        first = weights
-        for _ in range(HUBER_PASSES):
-            scale = 1.4826 * statistics.median(us) or 1.0
-            weights = [
-                w * (HUBER * scale / u if u > HUBER * scale else 1.0)
-                for w, u in zip(first, us, strict=True)
-            ]
-            beta = _solve_cells(window, weights)
-            us = _residuals(window, beta, spreads)
-    return beta
-
-
-def _residuals(window: _Window, beta: Sequence[float], spreads: Sequence[float]) -> list[float]:
-    """``|y + β_first - β_second|`` of each pair over its cell's spread."""
-    return [
-        abs(y + beta[j] - beta[i]) / spreads[c]
-        for y, i, j, c in zip(window.ys, window.seconds, window.firsts, window.cell_of, strict=True)
-    ]
-
-
-def _solve_cells(window: _Window, weights: Sequence[float]) -> list[float]:
-    """``β`` of the window's weeks (``β`` = 0 on week 0) for the pairs' ``weights``: the weights
-    and weighted ``y`` are summed per (second, first) cell first, in the pairs' order, and the
-    normal equations are built from the cells (a few hundred) instead of from every pair."""
-    total = [0.0] * len(window.cells)
-    weighted = [0.0] * len(window.cells)
-    for c, w, y in zip(window.cell_of, weights, window.ys, strict=True):
-        total[c] += w
-        weighted[c] += w * y
-    size = window.weeks - 1  # the first week is not a parameter
-    xtx = [[0.0] * size for _ in range(size)]
-    xty = [0.0] * size
-    for (i, j), w, wy in zip(window.cells, total, weighted, strict=True):
-        i, j = i - 1, j - 1
-        xtx[i][i] += w
-        xty[i] += wy
-        if j >= 0:
-            xtx[j][j] += w
-            xtx[i][j] -= w
-            xtx[j][i] -= w
-            xty[j] -= wy
-    ridge = 1e-6
-    for k in range(size):
-        xtx[k][k] += ridge * (2 if k + 1 < size else 1)
-        if k + 1 < size:
-            xtx[k][k + 1] -= ridge
-            xtx[k + 1][k] -= ridge
-    return [0.0, *(_solve(xtx, xty) if size else [])]
-
-
-def _variance_model(window: _Window, beta: Sequence[float]) -> tuple[float, float]:
-    """``(a, b)`` of ``r² = a + b·Δ`` by least squares, kept positive (stage 2)."""
-    xs = [window.days[c] / 7 for c in window.cell_of]
-    rs = [
-        (y + beta[j] - beta[i]) ** 2
-        for y, i, j in zip(window.ys, window.seconds, window.firsts, strict=True)
-    ]
-    n = len(xs)
-    mean_x, mean_r = sum(xs) / n, sum(rs) / n
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    b = sum((x - mean_x) * (r - mean_r) for x, r in zip(xs, rs, strict=True)) / sxx if sxx else 0.0
-    b = max(b, 0.0)
-    a = max(mean_r - b * mean_x, 1e-4)
-    return a, b
-
-
-def _link(
-    found: Sequence[SalePair], beta: dict[date, float], model: tuple[float, float], min_pairs: int
-) -> tuple[float, float, str]:
-    """This week's ``β`` (on the window's scale), its standard error and the method."""
-    ws = [_weight(p, model) for p in found]
-    ys = [p.log_ratio + beta[p.first] for p in found]
-    week = found[0].second
-    if len(found) >= min_pairs:
-        value = beta[week]
-        total = sum(ws)
-        se = math.sqrt(sum((w * (y - value)) ** 2 for w, y in zip(ws, ys, strict=True))) / total
-        return value, se, "wls"
-    value = weighted_median(ys, ws)
-    mad = weighted_median([abs(y - value) for y in ys], ws)
-    spread = 1.4826 * mad if len(ys) >= 3 else math.sqrt(len(ws) / sum(ws))
-    return value, 1.2533 * spread / math.sqrt(len(ys)), "median"
 
 
 def repeat_sales_index(
@@ -390,24 +271,44 @@ def repeat_sales_index(
 ) -> list[IndexPoint]:
     """The weekly index of ``pairs`` from ``start`` (default: the earliest first sale's week) to
     ``end`` (default: the latest second sale's week), 100 at ``base``'s week (default: the first
-    week). Empty when there are no pairs.
+    week). Empty when there are no pairs. The pairs are read in their order within each (second,
+    first) cell, and cell by cell in (second, first) order: the order :func:`sale_pairs` gives.
 
     ``resume``: the points of an earlier computation, reused as they are for the weeks before
     ``resume_from`` (the week of the earliest sale added, changed or removed since); the result
     equals a full computation on ``pairs``. Ignored unless it starts on the same first week and
     holds every week before ``resume_from``."""
-    if not pairs:
+    return cells_index(
+        pair_cells(pairs),
+        base=base,
+        start=start,
+        end=end,
+        params=params,
+        resume=resume,
+        resume_from=resume_from,
+    )
+
+
+def cells_index(
+    cells: Mapping[date, Sequence[Cell]],
+    *,
+    base: date | None = None,
+    start: date | None = None,
+    end: date | None = None,
+    params: IndexParams = DEFAULT_INDEX,
+    resume: Sequence[IndexPoint] = (),
+    resume_from: date | None = None,
+) -> list[IndexPoint]:
+    """:func:`repeat_sales_index` of pairs grouped by :func:`weekly_cells` or
+    :func:`pair_cells` (second week -> its cells by first week)."""
+    if not cells:
         return []
-    first = week_of(start) if start else min(p.first for p in pairs)
-    last = week_of(end) if end else max(p.second for p in pairs)
-    used = [p for p in pairs if p.first >= first and p.second <= last]
+    first = week_of(start) if start else min(c.first for found in cells.values() for c in found)
+    last = week_of(end) if end else max(cells)
     weeks = _weeks(first, last)
-    if not used:
-        return []
+    if not any(c.first >= first for w, found in cells.items() if w <= last for c in found):
+        return []  # no pair inside [start, end]
     kept = _resumable(weeks, resume, resume_from)
-    by_second: dict[date, list[SalePair]] = defaultdict(list)
-    for pair in used:
-        by_second[pair.second].append(pair)
     window = params.window_weeks
     beta: dict[date, float] = {weeks[0]: 0.0}
     info: dict[date, tuple[float, int, str]] = {weeks[0]: (0.0, 0, "base")}
@@ -421,21 +322,21 @@ def repeat_sales_index(
                 linked.append(week)
             continue
         span = weeks[max(0, n - window + 1) : n + 1]
-        found = [p for p in by_second.get(week, ()) if p.first >= span[0]]
+        found = [c for c in cells.get(week, ()) if c.first >= span[0]]
         if not found:
             beta[week] = beta[weeks[n - 1]]
             info[week] = (0.0, 0, "carried")
             continue
-        inside = [p for w in span[1:] for p in by_second.get(w, ()) if p.first >= span[0]]
-        frame = _window(inside, span)
-        model = _variance_model(frame, _fit(frame, None))
-        fitted = dict(zip(span, _fit(frame, model, robust=params.robust), strict=True))
-        value, se, method = _link(found, fitted, model, params.min_pairs)
+        inside = [c for w in span[1:] for c in cells.get(w, ()) if c.first >= span[0]]
+        frame = window_of(inside, span)
+        model = variance_model(frame, fit(frame, None))
+        fitted = dict(zip(span, fit(frame, model, robust=params.robust), strict=True))
+        value, se, method = link(found, fitted, model, params.min_pairs)
         # mean splice: the window's step from each earlier linked week inside it, onto that
         # week's published level, averaged (no linked week inside: from last week's level)
         anchors = [w for w in linked if w >= span[0]] or [weeks[n - 1]]
         beta[week] = sum(beta[a] + value - fitted[a] for a in anchors) / len(anchors)
-        info[week] = (se, len(found), method)
+        info[week] = (se, sum(len(c.ys) for c in found), method)
         if method == "wls":
             linked.append(week)
     return index_points(weeks, beta, info, base=base, level=params.level)
