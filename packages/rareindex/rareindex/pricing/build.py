@@ -15,7 +15,8 @@ Inputs are sorted before use, so the same sales (in any order) give the same res
 bit: a replay from raw records rebuilds identical tables.
 
 An incremental build (``previous``, a :class:`Resume`) reuses the published indices: an index none
-of whose sales changed is kept as it is, and one whose sales changed from week ``w`` on is
+of whose sales changed is kept (its levels recomputed from its exact log levels,
+:func:`exact_points`), and one whose sales changed from week ``w`` on is
 recomputed from ``w`` (:func:`~.repeat_sales.repeat_sales_index` ``resume``), since no week reads
 a sale after it. Estimates, curves and derived estimates are always recomputed from every sale: a
 direct estimate is projected to the as-of date (the newest sale) along its category's index, so a
@@ -44,6 +45,7 @@ from .repeat_sales import (
     IndexParams,
     IndexPoint,
     cells_index,
+    index_points,
     pair_count,
     pair_weeks,
     repeat_sales_index,
@@ -54,7 +56,15 @@ from .repeat_sales import (
 )
 from .sales import PricedSale
 
-__all__ = ["PricingResult", "Resume", "VariantRef", "basket_index", "build_pricing", "drift_of"]
+__all__ = [
+    "PricingResult",
+    "Resume",
+    "VariantRef",
+    "basket_index",
+    "build_pricing",
+    "drift_of",
+    "exact_points",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +108,19 @@ def drift_of(points: Sequence[IndexPoint]) -> Callable[[datetime], float]:
         return logs[max(at, 0)]
 
     return drift
+
+
+def exact_points(
+    points: Sequence[IndexPoint], *, base: date | None, params: IndexParams = DEFAULT_INDEX
+) -> list[IndexPoint]:
+    """Published points as the build that published them computed them: their level and band
+    from the exact ``log_level`` and ``se`` (a stored level is rounded to 6 places, and an
+    estimate's projection reads the level: kept as read, it moved an estimate by a cent now and
+    then against a full build's)."""
+    weeks = [p.week for p in points]
+    beta = {p.week: p.log_level for p in points}
+    info = {p.week: (p.se, p.pairs, p.method) for p in points}
+    return index_points(weeks, beta, info, base=base, level=params.level)
 
 
 def basket_index(
@@ -147,7 +170,7 @@ def build_pricing(
 
     def index_of(key: str, chain: list[PricedSale], least: int) -> list[IndexPoint]:
         if previous is not None and key not in previous.changed_from:
-            return list(previous.points.get(key, ()))
+            return exact_points(previous.points.get(key, ()), base=base, params=index_params)
         cells = weekly_cells(variant_weeks(chain), within=index_params.window_weeks - 1)
         if pair_count(cells) < least:
             return []
