@@ -53,6 +53,27 @@ def trending_sales(
     return out
 
 
+def add_demo_connector(conn: Any) -> dict[str, str]:
+    """The source ``demo`` and its connector ``demo-cards``, which the stored sales of the pricing
+    tests name; returns those two columns, as a sale row holds them."""
+    from sqlalchemy import insert
+
+    from rareindex.storage.schema import connectors, sources
+
+    conn.execute(insert(sources).values(id="demo", name="Demo"))
+    conn.execute(
+        insert(connectors).values(
+            id="demo-cards",
+            source_id="demo",
+            version="1",
+            parser_version="1",
+            refresh_class="ACTIVE",
+            meta={},
+        )
+    )
+    return {"source_id": "demo", "connector_id": "demo-cards"}
+
+
 def seed_market(engine: Any, *, weeks: int = 8) -> dict[str, str]:
     """A small stored market: six sports cards in raw, PSA 9 and PSA 10, each variant sold once a
     week (USD, prices following ``1 + 0.02 * week``), plus the odd sales the index must handle.
@@ -64,27 +85,14 @@ def seed_market(engine: Any, *, weeks: int = 8) -> dict[str, str]:
         assets,
         auction_lots,
         auctions,
-        connectors,
         price_observations,
         sales,
-        sources,
     )
 
     start = datetime(2025, 1, 6, 15, 0, tzinfo=UTC)  # a Monday
     ratios = {("", ""): 1.0, ("PSA", "9"): 2.5, ("PSA", "10"): 7.0}
     with engine.begin() as conn:
-        conn.execute(insert(sources).values(id="demo", name="Demo"))
-        conn.execute(
-            insert(connectors).values(
-                id="demo-cards",
-                source_id="demo",
-                version="1",
-                parser_version="1",
-                refresh_class="ACTIVE",
-                meta={},
-            )
-        )
-        subject = {"source_id": "demo", "connector_id": "demo-cards"}
+        subject = add_demo_connector(conn)
         n = 0
         for a in range(6):
             asset = f"ast_{a}"

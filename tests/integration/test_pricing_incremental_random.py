@@ -18,12 +18,11 @@ from rareindex.storage.pricing_store import rebuild, table_rows, update_after_ba
 from rareindex.storage.schema import (
     asset_variants,
     assets,
-    connectors,
     price_observations,
     sales,
     sets,
-    sources,
 )
+from tests.pricing_helpers import add_demo_connector
 from tests.unit.rareindex.test_pricing_resume import START, WEEKS, market
 
 BASE = START.date()
@@ -52,17 +51,7 @@ def _store(engine: Engine, seed: int) -> list[dict[str, Any]]:
         for s in priced
     ]
     with engine.begin() as conn:
-        conn.execute(insert(sources).values(id="demo", name="Demo"))
-        conn.execute(
-            insert(connectors).values(
-                id="demo-cards",
-                source_id="demo",
-                version="1",
-                parser_version="1",
-                refresh_class="ACTIVE",
-                meta={},
-            )
-        )
+        add_demo_connector(conn)
         found = sorted({(r.set_id, r.category) for r in refs if r.set_id})
         conn.execute(
             insert(sets),
