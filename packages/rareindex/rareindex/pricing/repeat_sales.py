@@ -193,14 +193,8 @@ def weekly_cells(
 ) -> dict[date, list[Cell]]:
     """The pairs of :func:`weekly_pairs` as the fit reads them, without a :class:`SalePair` each:
     second week -> its cells by first week, a cell's pairs in :func:`weekly_pairs`' order."""
-    cells: dict[tuple[date, date], Cell] = {}
-    for _, second, first, ys, weight in _variant_pairs(by_variant, since, partners, within):
-        cell = cells.get((second, first))
-        if cell is None:
-            cell = cells[second, first] = Cell(second, first, [], [])
-        cell.ys += ys
-        cell.weights += [weight] * len(ys)
-    return _by_second(cells)
+    formed = _variant_pairs(by_variant, since, partners, within)
+    return _cells((second, first, ys, [w] * len(ys)) for _, second, first, ys, w in formed)
 
 
 def _variant_pairs(
@@ -233,17 +227,21 @@ def _variant_pairs(
 
 def pair_cells(pairs: Iterable[SalePair]) -> dict[date, list[Cell]]:
     """``pairs`` grouped as :func:`weekly_cells` gives them (a cell's pairs in their order)."""
+    return _cells((p.second, p.first, [p.log_ratio], [p.weight]) for p in pairs)
+
+
+def _cells(
+    runs: Iterable[tuple[date, date, list[float], list[float]]],
+) -> dict[date, list[Cell]]:
+    """``(second, first, ys, weights)`` runs gathered into their (second, first) cells, each
+    cell's pairs in the runs' order; second week -> its cells, sorted by first week."""
     cells: dict[tuple[date, date], Cell] = {}
-    for pair in pairs:
-        cell = cells.get((pair.second, pair.first))
+    for second, first, ys, weights in runs:
+        cell = cells.get((second, first))
         if cell is None:
-            cell = cells[pair.second, pair.first] = Cell(pair.second, pair.first, [], [])
-        cell.ys.append(pair.log_ratio)
-        cell.weights.append(pair.weight)
-    return _by_second(cells)
-
-
-def _by_second(cells: Mapping[tuple[date, date], Cell]) -> dict[date, list[Cell]]:
+            cell = cells[second, first] = Cell(second, first, [], [])
+        cell.ys += ys
+        cell.weights += weights
     out: dict[date, list[Cell]] = defaultdict(list)
     for key in sorted(cells):
         out[key[0]].append(cells[key])
