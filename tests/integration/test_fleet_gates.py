@@ -25,8 +25,8 @@ def _two_workers(module: str, *args: str) -> None:
     workers = [start_module(f"tests.integration.{module}", *args, stdin=True) for _ in range(2)]
     # Both imported and set up before either fetches (fetch_helpers.wait_for_start).
     ready = [worker.stdout.readline().strip() for worker in workers]  # type: ignore[union-attr]
-    for worker in workers:
-        if ready == ["ready", "ready"]:
+    if ready == ["ready", "ready"]:  # else the assertion below says what a worker printed
+        for worker in workers:
             worker.stdin.write("go\n")  # type: ignore[union-attr]
             worker.stdin.flush()  # type: ignore[union-attr]
     for worker in workers:
